@@ -1,0 +1,27 @@
+/** `clade envs`: the built-in environments. */
+import { BUILTIN_ENVS } from "../../env/registry.js";
+import type { CliIo } from "../io.js";
+import { renderTable } from "../table.js";
+
+export function envsCommand(options: { json?: boolean }, io: CliIo): number {
+  const envs = BUILTIN_ENVS.map(({ info }) => ({
+    name: info.name,
+    version: info.version,
+    description: info.description,
+    testTasks: info.splits.test.end - info.splits.test.start,
+    trainTasks: info.splits.train.end - info.splits.train.start,
+    maxSteps: info.maxSteps,
+    successThreshold: info.successThreshold,
+  }));
+  if (options.json) {
+    io.stdout(`${JSON.stringify(envs)}\n`);
+    return 0;
+  }
+  io.stdout(
+    renderTable(
+      ["env", "version", "test", "train", "max steps", "description"],
+      envs.map((e) => [e.name, e.version, e.testTasks, e.trainTasks, e.maxSteps, e.description]),
+    ),
+  );
+  return 0;
+}

@@ -1,0 +1,105 @@
+/** `clade runs` and `clade show RUN`: what the store holds. */
+import { existsSync } from "node:fs";
+import { runMetrics } from "../../eval/report.js";
+import { RunStore } from "../../store/run-store.js";
+import { type CliIo, UsageError } from "../io.js";
+import { renderMetrics } from "../report.js";
+import { formatRate, renderTable } from "../table.js";
+
+export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
+  if (!existsSync(options.db)) {
+    if (options.json) io.stdout("[]\n");
+    else io.stdout(`no runs yet (no store at ${options.db})\n`);
+    return 0;
+  }
+  const store = RunStore.open(options.db, { readonly: true });
+  try {
+    const runs = store.listRuns();
+    if (options.json) {
+      io.stdout(`${JSON.stringify(runs)}\n`);
+      return 0;
+    }
+    if (runs.length === 0) {
+      io.stdout("no runs yet\n");
+      return 0;
+    }
+    io.stdout(
+      renderTable(
+        ["run", "env", "agent", "status", "episodes", "success", "errors", "steps", "created"],
+        runs.map((r) => [
+          r.id,
+          `${r.env} v${r.envVersion}`,
+          r.agent,
+          r.status,
+          r.episodes,
+          formatRate(
+            r.successes + r.failures === 0 ? Number.NaN : r.successes / (r.successes + r.failures),
+          ),
+          r.errors,
+          r.steps,
+          r.createdAt.slice(0, 19).replace("T", " "),
+        ]),
+      ),
+    );
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+export function openRun(
+  db: string,
+  runId: string,
+): { store: RunStore; run: NonNullable<ReturnType<RunStore["getRun"]>> } {
+  const store = RunStore.open(db, { readonly: true });
+  const run = store.getRun(runId);
+  if (!run) {
+    store.close();
+    throw new UsageError(`no run "${runId}" in ${db} (see: clade runs)`);
+  }
+  return { store, run };
+}
+
+export function showCommand(
+  runId: string,
+  options: { db: string; json?: boolean; episodes?: boolean },
+  io: CliIo,
+): number {
+  const { store, run } = openRun(options.db, runId);
+  try {
+    const episodes = store.episodes(runId);
+    const seed = typeof run.config.seed === "number" ? run.config.seed : 0;
+    const metrics = runMetrics(episodes, { seed });
+    if (options.json) {
+      io.stdout(`${JSON.stringify({ run, metrics, ...(options.episodes ? { episodes } : {}) })}\n`);
+      return 0;
+    }
+    const config = Object.entries(run.config)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(" ");
+    io.stdout(`run ${run.id} [${run.status}]: ${run.env} v${run.envVersion}, agent ${run.agent}\n`);
+    io.stdout(`config: ${config}\n\n`);
+    io.stdout(renderMetrics(metrics));
+    if (options.episodes) {
+      io.stdout("\n");
+      io.stdout(
+        renderTable(
+          ["task", "sample", "outcome", "reward", "turns", "end", "ms", "error"],
+          episodes.map((e) => [
+            e.taskIndex,
+            e.sampleIndex,
+            e.outcome,
+            e.reward,
+            e.turns,
+            e.endReason,
+            Math.round(e.durationMs),
+            e.error ?? "",
+          ]),
+        ),
+      );
+    }
+    return 0;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,111 @@
+/** The `clade` command line. */
+import { Command, CommanderError, Option } from "commander";
+import { UnknownAgentError } from "../agent/registry.js";
+import { UnknownEnvError } from "../env/registry.js";
+import { TaskRangeError } from "../eval/task-range.js";
+import { StoreError } from "../store/database.js";
+import { demoCommand } from "./commands/demo.js";
+import { envsCommand } from "./commands/envs.js";
+import { evalCommand } from "./commands/eval.js";
+import { exportCommand } from "./commands/export.js";
+import { runsCommand, showCommand } from "./commands/runs.js";
+import { type CliIo, processIo, UsageError } from "./io.js";
+import { DEFAULT_DB } from "./options.js";
+
+/** Errors caused by what the user asked for: one line, exit code 2. */
+const USER_ERRORS = [UsageError, StoreError, UnknownEnvError, UnknownAgentError, TaskRangeError];
+
+function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command()
+    .name("clade")
+    .description("Environments, agents, evaluation and improvement for LLM agents")
+    .version("0.1.0")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showSuggestionAfterError();
+  const dbOption = () =>
+    new Option("--db <path>", "SQLite store").default(process.env.CLADE_DB ?? DEFAULT_DB);
+
+  program
+    .command("envs")
+    .description("list the built-in environments")
+    .option("--json", "machine-readable output")
+    .action((opts) => setExit(envsCommand(opts, io)));
+
+  program
+    .command("eval")
+    .description("evaluate an agent on an environment (resumable with the same --run-id)")
+    .requiredOption("--env <name>", "environment (see: clade envs)")
+    .option("--agent <name>", "agent: reference | random", "reference")
+    .option("--tasks <range>", 'task indices, e.g. 0-99, 0-9,20, "test" or "train"', "test")
+    .option("--samples <k>", "samples per task", "1")
+    .option("--concurrency <n>", "episodes in flight at once", "8")
+    .option("--max-turns <n>", "turn limit per episode (default: the env's step limit)")
+    .option("--timeout <seconds>", "wall-clock limit per episode", "300")
+    .option("--seed <n>", "seed passed to every reset; agents derive theirs from it", "0")
+    .option("--run-id <id>", "name of the run; reuse it to resume")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .option("--quiet", "no progress bar")
+    .action(async (opts) => setExit(await evalCommand(opts, io)));
+
+  program
+    .command("runs")
+    .description("list stored runs")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action((opts) => setExit(runsCommand(opts, io)));
+
+  program
+    .command("show")
+    .description("metrics of one run")
+    .argument("<run>", "run id")
+    .addOption(dbOption())
+    .option("--episodes", "list every episode too")
+    .option("--json", "machine-readable output")
+    .action((run, opts) => setExit(showCommand(run, opts, io)));
+
+  program
+    .command("export")
+    .description("export a run's trajectories (errored episodes are left out)")
+    .argument("<run>", "run id")
+    .requiredOption("--format <format>", "agenttraj | chat")
+    .option("--out <file>", "write to a file instead of stdout")
+    .option("--success-only", "only successful episodes")
+    .addOption(dbOption())
+    .action((run, opts) => setExit(exportCommand(run, opts, io)));
+
+  program
+    .command("demo")
+    .description("offline demo: reference and random agents on every built-in environment")
+    .option("--db <path>", "keep the demo runs in this store (default: a temporary one)")
+    .option("--json", "machine-readable output")
+    .action(async (opts) => setExit(await demoCommand(opts, io)));
+
+  return program;
+}
+
+/** Runs the CLI and returns the exit code (never calls process.exit). */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let code = 0;
+  const program = buildProgram(io, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; commander has already printed its one-line usage error.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (USER_ERRORS.some((type) => error instanceof type)) {
+      io.stderr(`clade: error: ${(error as Error).message}\n`);
+      return 2;
+    }
+    io.stderr(
+      `clade: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return 1;
+  }
+}

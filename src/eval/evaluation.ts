@@ -1,0 +1,108 @@
+/**
+ * An evaluation run: tasks × samples episodes of one agent on one environment, stored as they
+ * finish. Running the same run id again resumes: finished episodes are kept, the rest are run.
+ */
+import type { AgentFactory } from "../agent/registry.js";
+import type { EnvDefinition } from "../env/types.js";
+import type { EpisodeRecord } from "../rollout/episode.js";
+import { type EpisodeSpec, runEpisodes } from "../rollout/runner.js";
+import type { RunStore } from "../store/run-store.js";
+
+export interface EvalSettings {
+  runId: string;
+  /** Task indices, already validated against the environment. */
+  tasks: readonly number[];
+  /** How the tasks were selected (kept in the stored config, e.g. "0-99"). */
+  taskSpec: string;
+  samples: number;
+  maxTurns: number;
+  timeoutMs: number;
+  /** Passed to env.reset for every episode; agents derive their own seeds from it. */
+  seed: number;
+  concurrency: number;
+}
+
+export interface EvalProgress {
+  done: number;
+  total: number;
+  /** Episodes already stored before this invocation (skipped). */
+  skipped: number;
+  last?: EpisodeRecord;
+}
+
+export interface EvalResult {
+  runId: string;
+  resumed: boolean;
+  skipped: number;
+  ran: number;
+  interrupted: boolean;
+}
+
+export interface RunEvaluationOptions {
+  store: RunStore;
+  env: EnvDefinition;
+  agent: AgentFactory;
+  settings: EvalSettings;
+  onProgress?: (progress: EvalProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** The configuration that identifies a run; concurrency is left out because it may change. */
+export function runConfig(settings: EvalSettings): Record<string, unknown> {
+  return {
+    tasks: settings.taskSpec,
+    samples: settings.samples,
+    maxTurns: settings.maxTurns,
+    timeoutMs: settings.timeoutMs,
+    seed: settings.seed,
+  };
+}
+
+export async function runEvaluation(options: RunEvaluationOptions): Promise<EvalResult> {
+  const { store, env, agent, settings, signal } = options;
+  const { resumed } = store.startRun({
+    id: settings.runId,
+    env: env.info.name,
+    envVersion: env.info.version,
+    agent: agent.name,
+    config: runConfig(settings),
+  });
+  const finished = store.finishedEpisodeKeys(settings.runId);
+  const plan: EpisodeSpec[] = [];
+  for (const taskIndex of settings.tasks) {
+    for (let sampleIndex = 0; sampleIndex < settings.samples; sampleIndex++) {
+      if (!finished.has(`${taskIndex}:${sampleIndex}`)) {
+        plan.push({ taskIndex, sampleIndex, seed: settings.seed });
+      }
+    }
+  }
+  const total = settings.tasks.length * settings.samples;
+  const skipped = total - plan.length;
+  let done = skipped;
+  options.onProgress?.({ done, total, skipped });
+  try {
+    await runEpisodes({
+      episodes: plan,
+      envInfo: env.info,
+      createEnv: env.create,
+      createAgent: agent.create,
+      limits: { maxTurns: settings.maxTurns, timeoutMs: settings.timeoutMs },
+      concurrency: settings.concurrency,
+      onEpisode: (record) => {
+        store.saveEpisode(settings.runId, record);
+        done++;
+        options.onProgress?.({ done, total, skipped, last: record });
+      },
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (signal?.aborted) {
+      store.setStatus(settings.runId, "interrupted");
+      return { runId: settings.runId, resumed, skipped, ran: done - skipped, interrupted: true };
+    }
+    store.setStatus(settings.runId, "interrupted");
+    throw error;
+  }
+  store.setStatus(settings.runId, "complete");
+  return { runId: settings.runId, resumed, skipped, ran: done - skipped, interrupted: false };
+}

@@ -1,0 +1,36 @@
+/** Turns stored episodes into per-task outcomes and the metrics report of a run. */
+import type { StoredEpisode } from "../store/run-store.js";
+import {
+  computeMetrics,
+  type MetricsOptions,
+  type MetricsReport,
+  type TaskOutcomes,
+} from "./metrics.js";
+
+export function taskOutcomes(episodes: readonly StoredEpisode[]): TaskOutcomes[] {
+  const byTask = new Map<number, TaskOutcomes>();
+  const sorted = [...episodes].sort(
+    (a, b) => a.taskIndex - b.taskIndex || a.sampleIndex - b.sampleIndex,
+  );
+  for (const episode of sorted) {
+    let task = byTask.get(episode.taskIndex);
+    if (!task) {
+      task = { taskIndex: episode.taskIndex, rewards: [], successes: 0, errors: 0 };
+      byTask.set(episode.taskIndex, task);
+    }
+    if (episode.outcome === "error") {
+      task.errors++;
+    } else {
+      task.rewards.push(episode.reward);
+      if (episode.outcome === "success") task.successes++;
+    }
+  }
+  return [...byTask.values()];
+}
+
+export function runMetrics(
+  episodes: readonly StoredEpisode[],
+  options: MetricsOptions = {},
+): MetricsReport {
+  return computeMetrics(taskOutcomes(episodes), options);
+}

@@ -1,0 +1,42 @@
+/** Parses task selections such as "0-99", "0-9,20,30-39", "test" or "train". */
+import type { EnvInfo } from "../env/types.js";
+
+export class TaskRangeError extends Error {
+  override name = "TaskRangeError";
+}
+
+const MAX_TASKS = 1_000_000;
+
+/** The sorted, de-duplicated task indices a selection names; every index must exist in the env. */
+export function parseTaskRange(spec: string, info: EnvInfo): number[] {
+  const trimmed = spec.trim();
+  const split = trimmed === "test" || trimmed === "train" ? info.splits[trimmed] : undefined;
+  if (split) return Array.from({ length: split.end - split.start }, (_, i) => split.start + i);
+  const indices = new Set<number>();
+  for (const part of trimmed.split(",")) {
+    const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
+    if (!match) {
+      throw new TaskRangeError(
+        `bad task range "${spec}": use "test", "train", or indices like 0-99 or 0-9,20`,
+      );
+    }
+    const start = Number(match[1]);
+    const end = match[2] === undefined ? start : Number(match[2]);
+    if (end < start) throw new TaskRangeError(`bad task range "${part.trim()}": end before start`);
+    if (end - start + 1 + indices.size > MAX_TASKS) {
+      throw new TaskRangeError(`task range "${spec}" names more than ${MAX_TASKS} tasks`);
+    }
+    for (let i = start; i <= end; i++) indices.add(i);
+  }
+  const valid = (i: number) =>
+    (i >= info.splits.test.start && i < info.splits.test.end) ||
+    (i >= info.splits.train.start && i < info.splits.train.end);
+  const outside = [...indices].filter((i) => !valid(i));
+  if (outside.length > 0) {
+    const { test, train } = info.splits;
+    throw new TaskRangeError(
+      `task ${outside[0]} does not exist in ${info.name} (test ${test.start}-${test.end - 1}, train ${train.start}-${train.end - 1})`,
+    );
+  }
+  return [...indices].sort((a, b) => a - b);
+}

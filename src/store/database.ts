@@ -1,0 +1,90 @@
+/**
+ * Opening the SQLite store: WAL mode, versioned migrations, and clear errors for files that are
+ * not SQLite or not clade's. Read-only opens never create or change a file.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { MIGRATIONS } from "./migrations.js";
+
+export type SqliteDatabase = Database.Database;
+
+/** The store file cannot be used: missing, unreadable, foreign, or from a newer clade. */
+export class StoreError extends Error {
+  override name = "StoreError";
+}
+
+const APP_ID = "clade";
+
+function inspect(db: SqliteDatabase, path: string): { version: number; empty: boolean } {
+  let tables: { name: string }[];
+  try {
+    tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all() as { name: string }[];
+  } catch (error) {
+    throw new StoreError(`${path} is not a SQLite database (${(error as Error).message})`);
+  }
+  if (tables.length === 0) return { version: 0, empty: true };
+  const names = new Set(tables.map((t) => t.name));
+  const meta = names.has("clade_meta")
+    ? (db.prepare("SELECT value FROM clade_meta WHERE key = 'app'").get() as
+        | { value: string }
+        | undefined)
+    : undefined;
+  if (meta?.value !== APP_ID) {
+    throw new StoreError(`${path} is a SQLite database but not a clade store`);
+  }
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    throw new StoreError(
+      `${path} was written by a newer clade (schema ${version}, this one knows ${MIGRATIONS.length})`,
+    );
+  }
+  return { version, empty: false };
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): SqliteDatabase {
+  const readonly = options.readonly ?? false;
+  if (readonly && !existsSync(path)) throw new StoreError(`no store at ${path}`);
+  if (!readonly) mkdirSync(dirname(path), { recursive: true });
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { readonly, fileMustExist: readonly });
+  } catch (error) {
+    throw new StoreError(`cannot open ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const { version } = inspect(db, path);
+    if (readonly) {
+      if (version < MIGRATIONS.length) {
+        throw new StoreError(`${path} uses an older schema; run any writing command to upgrade it`);
+      }
+      return db;
+    }
+    db.pragma("journal_mode = WAL");
+    // NORMAL in WAL mode: a crash never corrupts the file; at worst the last commits are lost.
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma("busy_timeout = 5000");
+    migrate(db, version);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: SqliteDatabase, from: number): void {
+  for (let version = from; version < MIGRATIONS.length; version++) {
+    const step = MIGRATIONS[version] as string;
+    db.transaction(() => {
+      db.exec(step);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

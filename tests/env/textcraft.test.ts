@@ -1,0 +1,395 @@
+import { describe, expect, it } from "vitest";
+import { planTextcraft, solveTextcraft } from "../../src/agent/reference/textcraft.js";
+import { createRng } from "../../src/env/rng.js";
+import { parseAction } from "../../src/env/textcraft/actions.js";
+import {
+  depthOf,
+  formatRecipe,
+  ITEMS_BY_DEPTH,
+  isBaseItem,
+  RECIPES,
+  recipeFor,
+  recipesNeededFor,
+  resolveItem,
+} from "../../src/env/textcraft/catalog.js";
+import { BASE_ITEMS } from "../../src/env/textcraft/data.js";
+import { generateTask, textcraftEnv } from "../../src/env/textcraft/index.js";
+import {
+  EpisodeDoneError,
+  NotResetError,
+  type Observation,
+  UnknownTaskError,
+} from "../../src/env/types.js";
+
+const info = textcraftEnv.info;
+// Task 3 has a depth-4 goal, so the single-recipe probes below never finish it by accident.
+const RULES_TASK = 3;
+
+async function runSolver(taskIndex: number, seed: number) {
+  const env = textcraftEnv.create();
+  const agent = solveTextcraft({ env: info, taskIndex, seed, sampleIndex: 0 });
+  let observation: Observation = await env.reset(taskIndex, { seed });
+  const signal = new AbortController().signal;
+  const messages: string[] = [];
+  for (let turn = 1; turn <= info.maxSteps; turn++) {
+    const reply = await agent.act(
+      { instruction: info.instruction, observation, history: [] },
+      signal,
+    );
+    messages.push(reply.message ?? reply.action);
+    const result = await env.step(reply.action);
+    observation = result.observation;
+    if (result.done) return { reward: result.reward, steps: turn, messages, info: result.info };
+  }
+  return { reward: 0, steps: info.maxSteps, messages, info: {} };
+}
+
+async function transcript(taskIndex: number, seed: number, actions: string[]): Promise<string[]> {
+  const env = textcraftEnv.create();
+  const texts = [(await env.reset(taskIndex, { seed })).text];
+  for (const action of actions) texts.push((await env.step(action)).observation.text);
+  return texts;
+}
+
+async function rulesEnv() {
+  const env = textcraftEnv.create();
+  await env.reset(RULES_TASK);
+  return env;
+}
+
+describe("textcraft info and splits", () => {
+  it("has the agreed splits, version and limits", () => {
+    expect(info.name).toBe("textcraft");
+    expect(info.version).toBe("1.0.0");
+    expect(info.splits.test).toEqual({ start: 0, end: 100 });
+    expect(info.splits.train).toEqual({ start: 100, end: 500 });
+    expect(info.successThreshold).toBe(1);
+    expect(info.maxSteps).toBe(40);
+    for (const syntax of ["get N item", "craft N item using N ingredient", "inventory"]) {
+      expect(info.instruction).toContain(syntax);
+    }
+  });
+
+  it("accepts every split index and rejects others with UnknownTaskError", async () => {
+    const env = textcraftEnv.create();
+    for (const index of [0, 99, 100, 499]) await expect(env.reset(index)).resolves.toBeDefined();
+    for (const index of [-1, 500, 1.5, Number.NaN]) {
+      await expect(env.reset(index)).rejects.toBeInstanceOf(UnknownTaskError);
+    }
+  });
+});
+
+describe("textcraft recipe data", () => {
+  it("has base items, and crafted items at every depth 1..4", () => {
+    expect(BASE_ITEMS.length).toBeGreaterThanOrEqual(20);
+    for (const depth of [1, 2, 3, 4]) {
+      expect(ITEMS_BY_DEPTH[depth]?.length ?? 0).toBeGreaterThanOrEqual(10);
+    }
+    const crafted = ITEMS_BY_DEPTH.flat();
+    expect(crafted.length).toBe(RECIPES.length);
+    for (const recipe of RECIPES) {
+      expect(isBaseItem(recipe.output)).toBe(false);
+      for (const part of recipe.ingredients) {
+        expect(isBaseItem(part.item) || recipeFor(part.item) !== undefined).toBe(true);
+        expect(depthOf(part.item)).toBeLessThan(depthOf(recipe.output));
+      }
+    }
+  });
+
+  it("resolves names forgivingly: case, spaces, underscores, plurals", () => {
+    expect(resolveItem("Ashwood  Planks")).toBe("ashwood plank");
+    expect(resolveItem("TORCHES")).toBe("torch");
+    expect(resolveItem("ember mosses")).toBe("ember moss");
+    expect(resolveItem("iron_nail")).toBe("iron nail");
+    expect(resolveItem("oak plank")).toBeUndefined();
+  });
+});
+
+describe("textcraft tasks", () => {
+  it("spreads goal depths 1..4 evenly over both splits", () => {
+    const count = (start: number, end: number) => {
+      const byDepth: Record<number, number> = {};
+      for (let i = start; i < end; i++) {
+        const depth = depthOf(generateTask(i).goal);
+        byDepth[depth] = (byDepth[depth] ?? 0) + 1;
+      }
+      return byDepth;
+    };
+    const test = count(0, 100);
+    const train = count(100, 500);
+    console.info("textcraft goal depths: test", test, "train", train);
+    expect(test).toEqual({ 1: 25, 2: 25, 3: 25, 4: 25 });
+    expect(train).toEqual({ 1: 100, 2: 100, 3: 100, 4: 100 });
+  });
+
+  it("lists the needed recipes plus 3-6 distractors, then the goal", async () => {
+    for (let i = 0; i < 500; i++) {
+      const task = generateTask(i);
+      const needed = new Set(recipesNeededFor(task.goal).map((r) => r.output));
+      expect(new Set(task.needed.map((r) => r.output))).toEqual(needed);
+      expect(task.distractors.length).toBeGreaterThanOrEqual(3);
+      expect(task.distractors.length).toBeLessThanOrEqual(6);
+      for (const recipe of task.distractors) expect(needed.has(recipe.output)).toBe(false);
+      expect(task.commands.length).toBe(task.needed.length + task.distractors.length);
+    }
+    const task = generateTask(RULES_TASK);
+    const text = await textcraftEnv.create().reset(RULES_TASK);
+    const lines = text.text.split("\n");
+    expect(lines[0]).toBe("Crafting commands:");
+    expect(lines.slice(1, 1 + task.commands.length)).toEqual(
+      task.commands.map((r) => formatRecipe(r)),
+    );
+    expect(lines.at(-1)).toBe(`Goal: craft ${task.goal}.`);
+  });
+
+  it("has 500 distinct (goal, distractors) tasks", () => {
+    const keys = new Set<string>();
+    for (let i = 0; i < 500; i++) {
+      const task = generateTask(i);
+      keys.add(
+        `${task.goal}|${task.distractors
+          .map((r) => r.output)
+          .sort()
+          .join(",")}`,
+      );
+    }
+    expect(keys.size).toBe(500);
+  });
+
+  it("is deterministic per (index, seed); indices differ; the seed reorders the commands", async () => {
+    const actions = ["inventory", "get 2 flint", "craft 4 flint arrowhead using 2 flint", "jump"];
+    expect(await transcript(42, 5, actions)).toEqual(await transcript(42, 5, actions));
+    expect(await transcript(42, 0, actions)).not.toEqual(await transcript(43, 0, actions));
+    let reordered = 0;
+    for (let i = 0; i < 20; i++) {
+      const a = generateTask(i, 0);
+      const b = generateTask(i, 1);
+      expect(b.goal).toBe(a.goal);
+      expect(new Set(b.commands)).toEqual(new Set(a.commands));
+      if (a.commands.some((r, k) => b.commands[k] !== r)) reordered++;
+    }
+    expect(reordered).toBeGreaterThanOrEqual(18);
+  });
+});
+
+describe("textcraft actions", () => {
+  it("gets base items, forgiving case, spacing and plurals", async () => {
+    const env = await rulesEnv();
+    const got = await env.step("  GET 3  Ashwood Logs. ");
+    expect(got.observation.text).toBe("Got 3 ashwood log.");
+    expect(got).toMatchObject({ reward: 0, done: false });
+    expect(got.info.invalid).toBeUndefined();
+    expect((await env.step("get coal")).observation.text).toBe("Got 1 coal.");
+    expect((await env.step("inventory")).observation.text).toBe(
+      "Inventory: [ashwood log] (3) [coal] (1)",
+    );
+  });
+
+  it("refuses to get crafted or unknown items", async () => {
+    const env = await rulesEnv();
+    const crafted = await env.step("get 1 stick");
+    expect(crafted.observation.text).toContain("stick is not a base item");
+    expect(crafted.info).toMatchObject({ invalid: true, error: "not-gettable" });
+    const unknown = await env.step("get 2 diamond");
+    expect(unknown.observation.text).toBe("Could not find diamond.");
+    expect(unknown.info).toMatchObject({ invalid: true, error: "unknown-item" });
+    const zero = await env.step("get 0 coal");
+    expect(zero.observation.text).toContain("Could not execute get 0 coal");
+    expect((await env.step("inventory")).observation.text).toBe(
+      "Inventory: You are not carrying anything.",
+    );
+  });
+
+  it("crafts with a matching recipe, scaled by a multiple of the output count", async () => {
+    const env = await rulesEnv();
+    await env.step("get 3 ashwood log");
+    const one = await env.step("craft 4 ashwood plank using 1 ashwood log");
+    expect(one.observation.text).toBe("Crafted 4 ashwood plank.");
+    expect(one.info.invalid).toBeUndefined();
+    const two = await env.step("Craft 8 Ashwood Planks using 2 ashwood logs");
+    expect(two.observation.text).toBe("Crafted 8 ashwood plank.");
+    const sticks = await env.step("craft 8 stick using 4 ashwood plank");
+    expect(sticks.observation.text).toBe("Crafted 8 stick.");
+    expect((await env.step("inventory")).observation.text).toBe(
+      "Inventory: [ashwood plank] (8) [stick] (8)",
+    );
+  });
+
+  it("accepts ingredients in any order, joined by commas or 'and'", async () => {
+    const env = await rulesEnv();
+    await env.step("get 2 clay");
+    await env.step("get 1 coal");
+    const result = await env.step("craft 2 clay brick using 1 coal and 2 clay");
+    expect(result.observation.text).toBe("Crafted 2 clay brick.");
+  });
+
+  it("rejects crafts that match no recipe, with clear errors", async () => {
+    const env = await rulesEnv();
+    await env.step("get 4 ashwood log");
+    const cases: [string, string][] = [
+      ["craft 3 ashwood plank using 1 ashwood log", "must be a multiple of 4"],
+      ["craft 8 ashwood plank using 1 ashwood log", "counts must be the recipe's counts times 2"],
+      ["craft 4 ashwood plank using 1 pinewood log", "the ingredients match no recipe"],
+      ["craft 4 ashwood plank using 1 ashwood log, 1 coal", "the ingredients match no recipe"],
+      ["craft 1 magic wand using 1 ashwood log", "Could not find a valid recipe for magic wand."],
+      ["craft 1 coal using 1 ashwood log", "coal is a base item; get it."],
+    ];
+    for (const [action, message] of cases) {
+      const result = await env.step(action);
+      expect(result.observation.text).toContain("Could not find a valid recipe for");
+      expect(result.observation.text).toContain(message);
+      expect(result.info).toMatchObject({ invalid: true, error: "no-recipe" });
+    }
+    expect((await env.step("inventory")).observation.text).toBe("Inventory: [ashwood log] (4)");
+  });
+
+  it("reports missing ingredients and leaves the inventory unchanged", async () => {
+    const env = await rulesEnv();
+    await env.step("get 1 iron ore");
+    const result = await env.step("craft 1 iron ingot using 1 iron ore, 1 coal");
+    expect(result.observation.text).toBe(
+      "Could not find enough items to craft 1 iron ingot. Missing: 1 coal.",
+    );
+    expect(result.info).toMatchObject({ invalid: true, error: "missing-items" });
+    expect((await env.step("inventory")).observation.text).toBe("Inventory: [iron ore] (1)");
+  });
+
+  it("answers unparseable actions with 'Could not execute', as a counted step", async () => {
+    const env = await rulesEnv();
+    for (const action of ["dance", "craft stick", "craft 4 stick using ashwood plank", ""]) {
+      const result = await env.step(action);
+      expect(result.observation.text).toMatch(/^Could not execute/);
+      expect(result).toMatchObject({ reward: 0, done: false });
+      expect(result.info).toMatchObject({ invalid: true, error: "unparseable" });
+    }
+    expect((await env.step("inventory")).info.steps).toBe(5);
+  });
+
+  it("parses the syntax it documents", () => {
+    expect(parseAction("craft 4 arrow using 1 flint arrowhead, 1 stick, 1 fletching")).toEqual({
+      kind: "craft",
+      count: 4,
+      name: "arrow",
+      ingredients: [
+        { count: 1, name: "flint arrowhead" },
+        { count: 1, name: "stick" },
+        { count: 1, name: "fletching" },
+      ],
+    });
+    expect(parseAction("get 2 sand")).toEqual({ kind: "get", count: 2, name: "sand" });
+    expect(parseAction("Inventory")).toEqual({ kind: "inventory" });
+    expect(parseAction("get 1000 sand").kind).toBe("malformed");
+  });
+});
+
+describe("textcraft episode rules", () => {
+  it("throws NotResetError before reset", async () => {
+    await expect(textcraftEnv.create().step("inventory")).rejects.toBeInstanceOf(NotResetError);
+  });
+
+  it("succeeds when the goal is crafted, then throws EpisodeDoneError", async () => {
+    // Task 0 has a depth-1 goal: fetch its ingredients, craft once.
+    const task = generateTask(0);
+    expect(task.depth).toBe(1);
+    const recipe = recipeFor(task.goal);
+    if (!recipe) throw new Error("no recipe for the goal");
+    const env = textcraftEnv.create();
+    await env.reset(0);
+    for (const part of recipe.ingredients) await env.step(`get ${part.count} ${part.item}`);
+    const result = await env.step(formatRecipe(recipe));
+    expect(result.reward).toBe(1);
+    expect(result.done).toBe(true);
+    expect(result.info.success).toBe(true);
+    expect(result.observation.text).toContain(`Task completed: you have ${task.goal}.`);
+    await expect(env.step("inventory")).rejects.toBeInstanceOf(EpisodeDoneError);
+  });
+
+  it("ends the episode unsuccessfully at maxSteps, invalid actions included", async () => {
+    const env = await rulesEnv();
+    for (let i = 1; i < info.maxSteps; i++) {
+      const result = await env.step(i % 2 ? "nonsense" : "get 1 coal");
+      expect(result.done).toBe(false);
+    }
+    const last = await env.step("inventory");
+    expect(last).toMatchObject({ reward: 0, done: true });
+    expect(last.info).toMatchObject({ success: false, truncated: true, steps: info.maxSteps });
+    expect(last.observation.text).toContain("Step limit reached");
+    await expect(env.step("inventory")).rejects.toBeInstanceOf(EpisodeDoneError);
+  });
+
+  it("reset starts a fresh episode with an empty inventory", async () => {
+    const env = await rulesEnv();
+    await env.step("get 5 sand");
+    await env.reset(RULES_TASK);
+    const result = await env.step("inventory");
+    expect(result.observation.text).toBe("Inventory: You are not carrying anything.");
+    expect(result.info.steps).toBe(1);
+  });
+});
+
+describe("textcraft reference solver", () => {
+  it("solves every test task for several seeds within maxSteps", async () => {
+    let longest = 0;
+    for (const seed of [0, 1, 7, 2024]) {
+      for (let i = info.splits.test.start; i < info.splits.test.end; i++) {
+        const run = await runSolver(i, seed);
+        expect(run.reward, `task ${i} seed ${seed}`).toBeGreaterThanOrEqual(info.successThreshold);
+        longest = Math.max(longest, run.steps);
+      }
+    }
+    expect(longest).toBeLessThanOrEqual(info.maxSteps);
+    console.info(`textcraft reference solver: longest test episode ${longest} steps`);
+  });
+
+  it("solves train tasks and uses the Thought/Action message format", async () => {
+    for (const i of [100, 101, 102, 103, 250, 377, 499]) {
+      const run = await runSolver(i, 3);
+      expect(run.reward, `task ${i}`).toBe(1);
+      expect(run.messages[0]).toMatch(/^Thought: .+\n\nAction: get \d+ .+$/);
+    }
+  });
+
+  it("plans from the listed recipes only (ignores hidden data)", () => {
+    const text = [
+      "Crafting commands:",
+      "craft 2 gizmo using 3 widget, 1 bolt",
+      "craft 3 widget using 2 scrap",
+      "craft 1 unrelated using 1 bolt",
+      "",
+      "Goal: craft gizmo.",
+    ].join("\n");
+    expect(planTextcraft(text).map((p) => p.action)).toEqual([
+      "get 1 bolt",
+      "get 2 scrap",
+      "craft 3 widget using 2 scrap",
+      "craft 2 gizmo using 3 widget, 1 bolt",
+    ]);
+  });
+});
+
+describe("textcraft action sampler", () => {
+  it("draws well-formed actions that the env mostly accepts", async () => {
+    let accepted = 0;
+    let total = 0;
+    const kinds = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const env = textcraftEnv.create();
+      const rng = createRng(i, 0x5a);
+      let observation = await env.reset(i);
+      for (;;) {
+        const action = textcraftEnv.sampleAction(rng.next, observation);
+        kinds.add(action.split(" ")[0] ?? "");
+        const result = await env.step(action);
+        total++;
+        expect(result.info.error, action).not.toBe("unparseable");
+        expect(result.info.error, action).not.toBe("unknown-item");
+        expect(result.info.error, action).not.toBe("no-recipe");
+        if (!result.info.invalid) accepted++;
+        observation = result.observation;
+        if (result.done) break;
+      }
+    }
+    expect(kinds).toEqual(new Set(["get", "craft", "inventory"]));
+    expect(accepted / total).toBeGreaterThan(0.5);
+  });
+});
