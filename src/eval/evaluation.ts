@@ -6,6 +6,7 @@ import type { AgentFactory } from "../agent/registry.js";
 import type { EnvDefinition } from "../env/types.js";
 import type { EpisodeRecord } from "../rollout/episode.js";
 import { type EpisodeSpec, runEpisodes } from "../rollout/runner.js";
+import { EpisodeWriter } from "../store/episode-writer.js";
 import type { RunStore } from "../store/run-store.js";
 
 export interface EvalSettings {
@@ -45,6 +46,8 @@ export interface RunEvaluationOptions {
   settings: EvalSettings;
   onProgress?: (progress: EvalProgress) => void;
   signal?: AbortSignal;
+  /** Commit episodes on a worker thread, overlapping SQLite with the episode loop. */
+  writerThread?: boolean;
 }
 
 /** The configuration that identifies a run; concurrency is left out because it may change. */
@@ -80,6 +83,9 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const skipped = total - plan.length;
   let done = skipped;
   options.onProgress?.({ done, total, skipped });
+  const writer = new EpisodeWriter(store, settings.runId, {
+    thread: options.writerThread ?? false,
+  });
   try {
     await runEpisodes({
       episodes: plan,
@@ -89,13 +95,16 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
       limits: { maxTurns: settings.maxTurns, timeoutMs: settings.timeoutMs },
       concurrency: settings.concurrency,
       onEpisode: (record) => {
-        store.saveEpisode(settings.runId, record);
+        writer.write(record);
         done++;
         options.onProgress?.({ done, total, skipped, last: record });
       },
       ...(signal ? { signal } : {}),
     });
+    await writer.close();
   } catch (error) {
+    // Whatever finished before the stop is kept.
+    await writer.close();
     if (signal?.aborted) {
       store.setStatus(settings.runId, "interrupted");
       return { runId: settings.runId, resumed, skipped, ran: done - skipped, interrupted: true };

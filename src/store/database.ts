@@ -66,6 +66,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
       }
       return db;
     }
+    // Large pages suit the multi-kilobyte trajectory documents; only settable on a new file.
+    if (version === 0) db.pragma("page_size = 16384");
     db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode: a crash never corrupts the file; at worst the last commits are lost.
     db.pragma("synchronous = NORMAL");

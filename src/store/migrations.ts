@@ -36,18 +36,10 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (run_id, task_index, sample_index)
   );
 
-  CREATE TABLE steps (
-    episode_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-    turn INTEGER NOT NULL,
-    action TEXT NOT NULL,
-    message TEXT,
-    observation TEXT NOT NULL,
-    available_actions TEXT,
-    reward REAL NOT NULL,
-    done INTEGER NOT NULL,
-    elapsed_ms REAL NOT NULL,
-    info TEXT,
-    PRIMARY KEY (episode_id, turn)
-  ) WITHOUT ROWID;
+  -- One JSON document of steps per episode (see trajectory-codec.ts).
+  CREATE TABLE trajectories (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+    steps TEXT NOT NULL
+  );
   `,
 ];

@@ -1,11 +1,13 @@
 /**
  * The run store: runs, their episodes and every step, in SQLite.
  * An episode and all its steps are written in one transaction, so a killed process leaves each
- * episode either wholly stored or absent; resuming redoes the absent ones.
+ * episode either wholly stored or absent; resuming redoes the absent ones. Steps are kept as one
+ * JSON document per episode (trajectory-codec.ts).
  */
 import type { Observation } from "../env/types.js";
 import type { EndReason, EpisodeRecord, Outcome, StepRecord } from "../rollout/episode.js";
 import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
+import { decodeSteps, encodeColumns, type StepColumns, toColumns } from "./trajectory-codec.js";
 
 export type RunStatus = "running" | "interrupted" | "complete";
 
@@ -45,6 +47,14 @@ export interface StoredEpisode {
   turns: number;
   startedAt: string;
   durationMs: number;
+}
+
+/** An episode ready for storage: its steps as columns (cheap to pass to a writer thread). */
+export type EncodedEpisode = Omit<EpisodeRecord, "steps"> & { turns: number; columns: StepColumns };
+
+export function encodeEpisode(record: EpisodeRecord): EncodedEpisode {
+  const { steps, ...rest } = record;
+  return { ...rest, turns: steps.length, columns: toColumns(steps, record.initialObservation) };
 }
 
 /** A run id is reused with a configuration that differs from the stored one. */
@@ -119,7 +129,7 @@ function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): 
 
 export class RunStore {
   private readonly statements;
-  private readonly writeEpisode: (runId: string, record: EpisodeRecord) => void;
+  private readonly writeEpisodes: (runId: string, records: readonly EncodedEpisode[]) => void;
 
   private constructor(readonly db: SqliteDatabase) {
     this.statements = {
@@ -131,45 +141,33 @@ export class RunStore {
       deleteEpisode: db.prepare(
         "DELETE FROM episodes WHERE run_id = ? AND task_index = ? AND sample_index = ?",
       ),
-      insertStep: db.prepare(
-        `INSERT INTO steps (episode_id, turn, action, message, observation, available_actions,
-           reward, done, elapsed_ms, info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insertTrajectory: db.prepare("INSERT INTO trajectories (episode_id, steps) VALUES (?, ?)"),
+      selectTrajectory: db.prepare(
+        `SELECT t.steps, e.initial_observation, e.initial_actions
+         FROM trajectories t JOIN episodes e ON e.id = t.episode_id WHERE t.episode_id = ?`,
       ),
     };
-    this.writeEpisode = db.transaction((runId: string, record: EpisodeRecord) => {
-      const { insertEpisode, deleteEpisode, insertStep } = this.statements;
-      deleteEpisode.run(runId, record.taskIndex, record.sampleIndex);
-      const initial = record.initialObservation;
-      const { lastInsertRowid } = insertEpisode.run(
-        runId,
-        record.taskIndex,
-        record.sampleIndex,
-        record.seed,
-        record.outcome,
-        record.reward,
-        record.endReason,
-        record.error ?? null,
-        initial?.text ?? null,
-        initial?.availableActions ? JSON.stringify(initial.availableActions) : null,
-        record.steps.length,
-        record.startedAt,
-        record.durationMs,
-      );
-      for (const step of record.steps) {
-        insertStep.run(
-          lastInsertRowid,
-          step.turn,
-          step.action,
-          step.message === step.action ? null : step.message,
-          step.observation.text,
-          step.observation.availableActions
-            ? JSON.stringify(step.observation.availableActions)
-            : null,
-          step.reward,
-          step.done ? 1 : 0,
-          step.elapsedMs,
-          Object.keys(step.info).length > 0 ? JSON.stringify(step.info) : null,
+    this.writeEpisodes = db.transaction((runId: string, records: readonly EncodedEpisode[]) => {
+      const { insertEpisode, deleteEpisode, insertTrajectory } = this.statements;
+      for (const record of records) {
+        deleteEpisode.run(runId, record.taskIndex, record.sampleIndex);
+        const initial = record.initialObservation;
+        const { lastInsertRowid } = insertEpisode.run(
+          runId,
+          record.taskIndex,
+          record.sampleIndex,
+          record.seed,
+          record.outcome,
+          record.reward,
+          record.endReason,
+          record.error ?? null,
+          initial?.text ?? null,
+          initial?.availableActions ? JSON.stringify(initial.availableActions) : null,
+          record.turns,
+          record.startedAt,
+          record.durationMs,
         );
+        insertTrajectory.run(lastInsertRowid, encodeColumns(record.columns));
       }
     });
   }
@@ -242,9 +240,17 @@ export class RunStore {
     return new Set(rows.map((r) => `${r.task_index}:${r.sample_index}`));
   }
 
-  /** Writes an episode and all its steps atomically, replacing an earlier errored attempt. */
-  saveEpisode(runId: string, record: EpisodeRecord): void {
-    this.writeEpisode(runId, record);
+  /**
+   * Writes episodes and all their steps in one transaction, replacing earlier errored attempts.
+   * Several episodes per transaction amortise the commit (see EpisodeWriter).
+   */
+  saveEpisodes(runId: string, records: readonly EpisodeRecord[]): void {
+    this.saveEncoded(runId, records.map(encodeEpisode));
+  }
+
+  /** As saveEpisodes, for episodes already encoded (e.g. by the writer thread's sender). */
+  saveEncoded(runId: string, records: readonly EncodedEpisode[]): void {
+    if (records.length > 0) this.writeEpisodes(runId, records);
   }
 
   listRuns(): RunSummary[] {
@@ -284,31 +290,13 @@ export class RunStore {
   }
 
   steps(episodeId: number): StepRecord[] {
-    const rows = this.db
-      .prepare("SELECT * FROM steps WHERE episode_id = ? ORDER BY turn")
-      .all(episodeId) as {
-      turn: number;
-      action: string;
-      message: string | null;
-      observation: string;
-      available_actions: string | null;
-      reward: number;
-      done: number;
-      elapsed_ms: number;
-      info: string | null;
-    }[];
-    return rows.map((row) => ({
-      turn: row.turn,
-      action: row.action,
-      message: row.message ?? row.action,
-      observation: {
-        text: row.observation,
-        ...(row.available_actions ? { availableActions: JSON.parse(row.available_actions) } : {}),
-      },
-      reward: row.reward,
-      done: row.done === 1,
-      elapsedMs: row.elapsed_ms,
-      info: row.info ? (JSON.parse(row.info) as Record<string, unknown>) : {},
-    }));
+    const row = this.statements.selectTrajectory.get(episodeId) as
+      | { steps: string; initial_observation: string | null; initial_actions: string | null }
+      | undefined;
+    if (!row) return [];
+    const initial = row.initial_actions
+      ? { text: row.initial_observation ?? "", availableActions: JSON.parse(row.initial_actions) }
+      : null;
+    return decodeSteps(row.steps, initial);
   }
 }

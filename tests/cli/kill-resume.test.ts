@@ -101,7 +101,7 @@ function episodes(db: string): Row[] {
   const rows = conn
     .prepare(
       `SELECT e.task_index, e.sample_index, e.outcome, e.reward, e.turns,
-         (SELECT COUNT(*) FROM steps s WHERE s.episode_id = e.id) AS steps
+         (SELECT json_array_length(t.steps) FROM trajectories t WHERE t.episode_id = e.id) AS steps
        FROM episodes e ORDER BY e.task_index, e.sample_index`,
     )
     .all() as Row[];

@@ -76,7 +76,7 @@ describe("RunStore", () => {
   it("round-trips episodes and steps, including messages and available actions", () => {
     const store = RunStore.open(join(dir, "a.db"));
     store.startRun(header);
-    store.saveEpisode("r1", record(3, 1, "success"));
+    store.saveEpisodes("r1", [record(3, 1, "success")]);
     const [episode] = store.episodes("r1");
     expect(episode).toMatchObject({
       taskIndex: 3,
@@ -94,13 +94,15 @@ describe("RunStore", () => {
   it("treats errored episodes as unfinished and replaces them when redone", () => {
     const store = RunStore.open(join(dir, "b.db"));
     store.startRun(header);
-    store.saveEpisode("r1", record(0, 0, "error"));
-    store.saveEpisode("r1", record(0, 1, "failure"));
+    store.saveEpisodes("r1", [record(0, 0, "error")]);
+    store.saveEpisodes("r1", [record(0, 1, "failure")]);
     expect([...store.finishedEpisodeKeys("r1")]).toEqual(["0:1"]);
-    store.saveEpisode("r1", record(0, 0, "success"));
+    store.saveEpisodes("r1", [record(0, 0, "success")]);
     expect(store.episodes("r1").map((e) => e.outcome)).toEqual(["success", "failure"]);
-    const stepCount = store.db.prepare("SELECT COUNT(*) AS n FROM steps").get() as { n: number };
-    expect(stepCount.n).toBe(4);
+    const trajectories = store.db.prepare("SELECT COUNT(*) AS n FROM trajectories").get() as {
+      n: number;
+    };
+    expect(trajectories.n).toBe(2);
     const [summary] = store.listRuns();
     expect(summary).toMatchObject({
       id: "r1",

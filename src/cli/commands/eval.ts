@@ -68,6 +68,7 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
       },
       onProgress: (p) => progress.update(p),
       signal: controller.signal,
+      writerThread: true,
     });
   } finally {
     progress.stop();
