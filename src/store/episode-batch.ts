@@ -1,8 +1,8 @@
 /**
- * Packing finished episodes for the writer thread. Structured cloning thousands of small arrays
- * and objects costs more than the SQLite work it hands off, so a batch crosses as two strings:
- * every text field concatenated into one, and a JSON header with the numbers and text lengths.
- * Cloning a long flat string is a single copy.
+ * Packing finished episodes for the writer thread. Structured cloning thousands of small strings
+ * and objects costs more than the SQLite work it hands off, so a batch crosses as transferred
+ * buffers (no copy): every text field as UTF-8 bytes in one buffer, their byte lengths, the step
+ * numbers, and a small JSON header with the other episode fields.
  */
 import type { EpisodeRecord } from "../rollout/episode.js";
 import type { EncodedEpisode } from "./run-store.js";
@@ -11,28 +11,58 @@ import { type StepColumns, sameActionList } from "./trajectory-codec.js";
 export interface PackedBatch {
   /** Episode fields other than steps, as JSON. */
   header: string;
-  /** Every text field of every step, concatenated. */
-  text: string;
-  /** Per text field, its length, or ABSENT. */
+  /** Every text field of every step, UTF-8, back to back. */
+  text: Uint8Array;
+  /** Per text field (five per step), its byte length, or ABSENT. */
   lengths: Int32Array;
-  /** Per step, its reward then its milliseconds (numbers as text would cost more than SQLite). */
+  /** Per step, its reward then its milliseconds. */
   numbers: Float64Array;
 }
 
 /** Length marker for a left-out (null) text field. */
 const ABSENT = -1;
+const FIELDS_PER_STEP = 5;
 
 type EpisodeHeader = Omit<EncodedEpisode, "columns"> & { doneAt: number };
 
+/** A byte buffer that grows by doubling. */
+class GrowableBytes {
+  bytes = Buffer.alloc(1 << 16);
+  used = 0;
+
+  write(text: string): number {
+    // UTF-8 needs at most three bytes per UTF-16 unit.
+    const worst = text.length * 3;
+    if (this.used + worst > this.bytes.length) {
+      const next = Buffer.alloc(Math.max(this.bytes.length * 2, this.used + worst));
+      this.bytes.copy(next, 0, 0, this.used);
+      this.bytes = next;
+    }
+    const written = this.bytes.write(text, this.used, "utf8");
+    this.used += written;
+    return written;
+  }
+}
+
+/** A typed array that grows by doubling. */
+function grow<T extends Int32Array | Float64Array>(array: T, needed: number): T {
+  if (needed <= array.length) return array;
+  const next = new (array.constructor as new (n: number) => T)(Math.max(array.length * 2, needed));
+  next.set(array);
+  return next;
+}
+
 /**
- * Accumulates a batch. Each episode is packed as it arrives, so its step objects die young (the
- * garbage collector promotes whatever a batch holds on to; one string per episode is cheap).
+ * Accumulates a batch. Each episode is packed as it arrives, so its step objects die young
+ * (the garbage collector promotes whatever a batch holds on to).
  */
 export class BatchPacker {
   private episodes: EpisodeHeader[] = [];
-  private lengths: number[] = [];
-  private numbers: number[] = [];
-  private texts: string[] = [];
+  private text = new GrowableBytes();
+  private lengths = new Int32Array(1 << 12);
+  private numbers = new Float64Array(1 << 11);
+  private fieldCount = 0;
+  private numberCount = 0;
 
   get size(): number {
     return this.episodes.length;
@@ -40,81 +70,85 @@ export class BatchPacker {
 
   add(record: EpisodeRecord): void {
     const { steps, ...rest } = record;
-    const parts: string[] = [];
-    const lengths = this.lengths;
-    const put = (value: string | null) => {
-      if (value === null) {
-        lengths.push(ABSENT);
-      } else {
-        parts.push(value);
-        lengths.push(value.length);
-      }
-    };
-    const numbers = this.numbers;
+    this.lengths = grow(this.lengths, this.fieldCount + steps.length * FIELDS_PER_STEP);
+    this.numbers = grow(this.numbers, this.numberCount + steps.length * 2);
+    const { lengths, numbers, text } = this;
+    let field = this.fieldCount;
+    let number = this.numberCount;
     let doneAt = -1;
     let previous = record.initialObservation?.availableActions;
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i] as (typeof steps)[number];
-      put(step.action);
-      put(step.message === step.action ? null : step.message);
-      put(step.observation.text);
+      lengths[field++] = text.write(step.action);
+      lengths[field++] = step.message === step.action ? ABSENT : text.write(step.message);
+      lengths[field++] = text.write(step.observation.text);
       const actions = step.observation.availableActions;
-      put(sameActionList(actions, previous) ? null : JSON.stringify(actions ?? []));
+      lengths[field++] = sameActionList(actions, previous)
+        ? ABSENT
+        : text.write(JSON.stringify(actions ?? []));
       previous = actions;
-      let info: string | null = null;
+      let info = ABSENT;
       for (const _ in step.info) {
-        info = JSON.stringify(step.info);
+        info = text.write(JSON.stringify(step.info));
         break;
       }
-      put(info);
-      numbers.push(step.reward, Math.round(step.elapsedMs * 100) / 100);
+      lengths[field++] = info;
+      numbers[number++] = step.reward;
+      numbers[number++] = Math.round(step.elapsedMs * 100) / 100;
       if (step.done) doneAt = i;
     }
-    this.texts.push(parts.join(""));
+    this.fieldCount = field;
+    this.numberCount = number;
     this.episodes.push({ ...rest, turns: steps.length, doneAt });
   }
 
-  /** The packed batch; the packer starts empty again. */
+  /** The packed batch (its buffers are owned by the caller); the packer starts empty again. */
   take(): PackedBatch {
-    const batch = {
+    const batch: PackedBatch = {
       header: JSON.stringify(this.episodes),
-      text: this.texts.join(""),
-      lengths: Int32Array.from(this.lengths),
-      numbers: Float64Array.from(this.numbers),
+      text: this.text.bytes.subarray(0, this.text.used),
+      lengths: this.lengths.subarray(0, this.fieldCount),
+      numbers: this.numbers.subarray(0, this.numberCount),
     };
     this.episodes = [];
-    this.lengths = [];
-    this.numbers = [];
-    this.texts = [];
+    this.text = new GrowableBytes();
+    this.lengths = new Int32Array(this.lengths.length);
+    this.numbers = new Float64Array(this.numbers.length);
+    this.fieldCount = 0;
+    this.numberCount = 0;
     return batch;
   }
+}
+
+/** The buffers to list as transferable when posting a batch. */
+export function transferList(batch: PackedBatch): ArrayBuffer[] {
+  return [batch.text.buffer, batch.lengths.buffer, batch.numbers.buffer] as ArrayBuffer[];
 }
 
 export function unpackBatch(batch: PackedBatch): EncodedEpisode[] {
   const episodes = JSON.parse(batch.header) as EpisodeHeader[];
   const { lengths, numbers } = batch;
+  const text = Buffer.from(batch.text.buffer, batch.text.byteOffset, batch.text.byteLength);
   let offset = 0;
   let field = 0;
   let number = 0;
   const take = (): string | null => {
     const length = lengths[field++] as number;
     if (length === ABSENT) return null;
-    const value = batch.text.slice(offset, offset + length);
+    const value = text.toString("utf8", offset, offset + length);
     offset += length;
     return value;
   };
   return episodes.map(({ doneAt, ...rest }) => {
     const n = rest.turns;
-    const rewards: number[] = new Array(n);
-    const ms: number[] = new Array(n);
     const columns: StepColumns = {
       actions: new Array(n),
       messages: new Array(n),
       observations: new Array(n),
       availableActions: new Array(n),
-      rewards,
+      rewards: new Array(n),
       doneAt,
-      ms,
+      ms: new Array(n),
       infos: new Array(n),
     };
     for (let i = 0; i < n; i++) {
@@ -124,8 +158,8 @@ export function unpackBatch(batch: PackedBatch): EncodedEpisode[] {
       const actions = take();
       columns.availableActions[i] = actions === null ? null : (JSON.parse(actions) as string[]);
       columns.infos[i] = take();
-      rewards[i] = numbers[number++] as number;
-      ms[i] = numbers[number++] as number;
+      columns.rewards[i] = numbers[number++] as number;
+      columns.ms[i] = numbers[number++] as number;
     }
     return { ...rest, columns };
   });

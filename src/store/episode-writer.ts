@@ -10,7 +10,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { EpisodeRecord } from "../rollout/episode.js";
-import { BatchPacker } from "./episode-batch.js";
+import { BatchPacker, transferList } from "./episode-batch.js";
 import { type EncodedEpisode, encodeEpisode, type RunStore } from "./run-store.js";
 import type { WriterReply, WriterRequest } from "./writer-thread.js";
 
@@ -86,7 +86,7 @@ export class EpisodeWriter {
         runId: this.runId,
         batch: this.packer.take(),
       };
-      this.worker.postMessage(request);
+      this.worker.postMessage(request, transferList(request.batch));
       return;
     }
     const batch = this.pending;
