@@ -91,6 +91,16 @@ export class NotResetError extends EnvError {
   }
 }
 
+/**
+ * The episode a step() may act on: throws NotResetError before any reset and EpisodeDoneError
+ * once the episode has ended.
+ */
+export function activeEpisode<T extends { done: boolean }>(env: string, episode: T | undefined): T {
+  if (episode === undefined) throw new NotResetError(env);
+  if (episode.done) throw new EpisodeDoneError(env);
+  return episode;
+}
+
 /** Throws UnknownTaskError unless the index lies in the train or test split. */
 export function checkTaskIndex(info: EnvInfo, taskIndex: number): void {
   const inRange = (r: IndexRange) => taskIndex >= r.start && taskIndex < r.end;

@@ -6,7 +6,7 @@
  */
 import type { EpisodeRecord } from "../rollout/episode.js";
 import type { EncodedEpisode } from "./run-store.js";
-import { type StepColumns, sameActionList } from "./trajectory-codec.js";
+import { emptyColumns, hasKeys, sameActionList } from "./trajectory-codec.js";
 
 export interface PackedBatch {
   /** Episode fields other than steps, as JSON. */
@@ -87,12 +87,7 @@ export class BatchPacker {
         ? ABSENT
         : text.write(JSON.stringify(actions ?? []));
       previous = actions;
-      let info = ABSENT;
-      for (const _ in step.info) {
-        info = text.write(JSON.stringify(step.info));
-        break;
-      }
-      lengths[field++] = info;
+      lengths[field++] = hasKeys(step.info) ? text.write(JSON.stringify(step.info)) : ABSENT;
       numbers[number++] = step.reward;
       numbers[number++] = Math.round(step.elapsedMs * 100) / 100;
       if (step.done) doneAt = i;
@@ -141,16 +136,7 @@ export function unpackBatch(batch: PackedBatch): EncodedEpisode[] {
   };
   return episodes.map(({ doneAt, ...rest }) => {
     const n = rest.turns;
-    const columns: StepColumns = {
-      actions: new Array(n),
-      messages: new Array(n),
-      observations: new Array(n),
-      availableActions: new Array(n),
-      rewards: new Array(n),
-      doneAt,
-      ms: new Array(n),
-      infos: new Array(n),
-    };
+    const columns = emptyColumns(n, doneAt);
     for (let i = 0; i < n; i++) {
       columns.actions[i] = take() as string;
       columns.messages[i] = take();

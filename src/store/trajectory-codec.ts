@@ -54,23 +54,29 @@ export function sameActionList(
   return true;
 }
 
-function hasKeys(object: Record<string, unknown>): boolean {
+/** Whether an info object has any key (cheaper than Object.keys on the hot path). */
+export function hasKeys(object: Record<string, unknown>): boolean {
   for (const _ in object) return true;
   return false;
 }
 
-export function toColumns(steps: readonly StepRecord[], initial?: Observation): StepColumns {
-  const n = steps.length;
-  const columns: StepColumns = {
+/** Columns for n steps, to be filled in. */
+export function emptyColumns(n: number, doneAt = -1): StepColumns {
+  return {
     actions: new Array(n),
     messages: new Array(n),
     observations: new Array(n),
     availableActions: new Array(n),
     rewards: new Array(n),
-    doneAt: -1,
+    doneAt,
     ms: new Array(n),
     infos: new Array(n),
   };
+}
+
+export function toColumns(steps: readonly StepRecord[], initial?: Observation): StepColumns {
+  const n = steps.length;
+  const columns = emptyColumns(n);
   let previous = initial?.availableActions;
   for (let i = 0; i < n; i++) {
     const step = steps[i] as StepRecord;

@@ -1,10 +1,9 @@
 /** The maze environment: walk from the start cell to the goal cell with `move <direction>`. */
 import {
+  activeEpisode,
   checkTaskIndex,
   type Env,
   type EnvInfo,
-  EpisodeDoneError,
-  NotResetError,
   type Observation,
   type ResetOptions,
   type StepResult,
@@ -104,9 +103,7 @@ export class MazeEnv implements Env {
   }
 
   async step(action: string): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === undefined) throw new NotResetError(this.info.name);
-    if (episode.done) throw new EpisodeDoneError(this.info.name);
+    const episode = activeEpisode(this.info.name, this.episode);
     episode.steps++;
 
     const dir = parseMove(action);

@@ -1,9 +1,8 @@
 /** The todo environment: one episode holds a working copy of the task's database. */
 import {
+  activeEpisode,
   checkTaskIndex,
   type Env,
-  EpisodeDoneError,
-  NotResetError,
   type Observation,
   type ResetOptions,
   type StepResult,
@@ -45,9 +44,7 @@ export class TodoEnv implements Env {
   }
 
   async step(action: string): Promise<StepResult> {
-    const episode = this.episode;
-    if (!episode) throw new NotResetError(this.info.name);
-    if (episode.done) throw new EpisodeDoneError(this.info.name);
+    const episode = activeEpisode(this.info.name, this.episode);
     episode.steps += 1;
     const parsed = parseAction(action);
     if (!parsed.ok) return this.invalid(episode, parsed.error, {});

@@ -1,9 +1,8 @@
 import {
+  activeEpisode,
   checkTaskIndex,
   type EnvDefinition,
   type EnvInfo,
-  EpisodeDoneError,
-  NotResetError,
   type Observation,
   type StepResult,
 } from "../types.js";
@@ -77,9 +76,7 @@ class WordleEnv {
   }
 
   async step(action: string): Promise<StepResult> {
-    const episode = this.episode;
-    if (!episode) throw new NotResetError(info.name);
-    if (episode.done) throw new EpisodeDoneError(info.name);
+    const episode = activeEpisode(info.name, this.episode);
     episode.actions++;
     const word = action.trim().toLowerCase();
     if (!/^[a-z]{5}$/.test(word) || !isAllowedGuess(word)) return invalidGuess(episode, word);
