@@ -1,10 +1,15 @@
 /** Agents that need no model: a reference solver per environment and the random baseline. */
 import type { EnvDefinition } from "../env/types.js";
+import { CallRecorder } from "../model/call-record.js";
+import type { Model } from "../model/types.js";
+import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
+import { createReactAgent } from "./react.js";
 import { solveMaze } from "./reference/maze.js";
 import { solveTextcraft } from "./reference/textcraft.js";
 import { solveTodo } from "./reference/todo.js";
 import { solveWordle } from "./reference/wordle.js";
+import { createToolCallingAgent } from "./tool-calling.js";
 import type { Agent, EpisodeContext, ReferenceSolver } from "./types.js";
 
 const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
@@ -22,13 +27,52 @@ export interface AgentFactory {
 export const BUILTIN_AGENTS = [
   { name: "reference", description: "the environment's reference solver (solves every task)" },
   { name: "random", description: "uniformly random plausible actions (a floor to beat)" },
+  { name: "react", description: "an LLM in AgentGym's Thought/Action text format (needs --model)" },
+  { name: "tools", description: "an LLM calling an `act` function tool (needs --model)" },
 ] as const;
+
+/** What LLM agents need: the model (shared across episodes) and their options. */
+export interface LlmAgentSetup {
+  model: Model;
+  options?: LlmAgentOptions;
+}
+
+const LLM_AGENTS: Record<string, (model: Model, options?: LlmAgentOptions) => EpisodeAgentFactory> =
+  {
+    react: createReactAgent,
+    tools: createToolCallingAgent,
+  };
+
+/**
+ * Each episode's agent talks to the model through its own recorder, so the runner can store every
+ * call (failed ones included) with the turn that made it.
+ */
+function llmAgent(name: string, setup: LlmAgentSetup): AgentFactory {
+  const build = LLM_AGENTS[name] as (typeof LLM_AGENTS)[string];
+  return {
+    name,
+    create: (context) => {
+      const recorder = new CallRecorder(setup.model);
+      const agent = build(recorder, setup.options)(context);
+      return { act: (state, signal) => agent.act(state, signal), takeCalls: () => recorder.take() };
+    },
+  };
+}
+
+/** Whether the named agent is an LLM agent (needs --model). */
+export function isLlmAgent(name: string): boolean {
+  return name in LLM_AGENTS;
+}
 
 export class UnknownAgentError extends Error {
   override name = "UnknownAgentError";
 }
 
-export function resolveAgent(name: string, env: EnvDefinition): AgentFactory {
+export function resolveAgent(name: string, env: EnvDefinition, llm?: LlmAgentSetup): AgentFactory {
+  if (name in LLM_AGENTS) {
+    if (!llm) throw new UnknownAgentError(`agent "${name}" needs a model: add --model SPEC`);
+    return llmAgent(name, llm);
+  }
   if (name === "random") {
     return { name, create: (context) => createRandomAgent(env.sampleAction, context) };
   }

@@ -1,4 +1,5 @@
 import type { EnvInfo, Observation } from "../env/types.js";
+import type { ModelCallRecord } from "../model/call-record.js";
 
 /** One completed turn of an episode as the agent remembers it. */
 export interface Turn {
@@ -23,10 +24,20 @@ export interface AgentReply {
   action: string;
   /** The full reply as it should appear in a trajectory; defaults to the action. */
   message?: string;
+  /**
+   * Model replies in this turn that had no usable action (LLM agents only). Each one was answered
+   * with an explanatory message and the model asked again; sum over the steps for the episode.
+   */
+  parseErrors?: number;
 }
 
 export interface Agent {
   act(state: AgentState, signal: AbortSignal): Promise<AgentReply>;
+  /**
+   * Model calls made since the last take (agents backed by a model). The runner takes them after
+   * every act(), failed ones included, and stores them with the turn.
+   */
+  takeCalls?(): ModelCallRecord[];
 }
 
 /** Identifies one episode; agents are created fresh for each. */

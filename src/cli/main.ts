@@ -3,17 +3,31 @@ import { Command, CommanderError, Option } from "commander";
 import { UnknownAgentError } from "../agent/registry.js";
 import { UnknownEnvError } from "../env/registry.js";
 import { TaskRangeError } from "../eval/task-range.js";
+import { ConfigError } from "../model/config.js";
+import { MissingKeyError } from "../model/resolve.js";
+import { ModelSpecError } from "../model/spec.js";
 import { StoreError } from "../store/database.js";
+import { costCommand } from "./commands/cost.js";
 import { demoCommand } from "./commands/demo.js";
 import { envsCommand } from "./commands/envs.js";
 import { evalCommand } from "./commands/eval.js";
 import { exportCommand } from "./commands/export.js";
+import { modelsCommand } from "./commands/models.js";
 import { runsCommand, showCommand } from "./commands/runs.js";
 import { type CliIo, processIo, UsageError } from "./io.js";
 import { DEFAULT_DB } from "./options.js";
 
 /** Errors caused by what the user asked for: one line, exit code 2. */
-const USER_ERRORS = [UsageError, StoreError, UnknownEnvError, UnknownAgentError, TaskRangeError];
+const USER_ERRORS = [
+  UsageError,
+  StoreError,
+  UnknownEnvError,
+  UnknownAgentError,
+  TaskRangeError,
+  ConfigError,
+  ModelSpecError,
+  MissingKeyError,
+];
 
 function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   const program = new Command()
@@ -21,7 +35,12 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("Environments, agents, evaluation and improvement for LLM agents")
     .version("0.1.0")
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      // Commander's own usage errors read like ours: "clade: error: ...".
+      outputError: (text, write) => write(`clade: ${text}`),
+    })
     .showSuggestionAfterError();
   const dbOption = () =>
     new Option("--db <path>", "SQLite store").default(process.env.CLADE_DB ?? DEFAULT_DB);
@@ -36,7 +55,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("eval")
     .description("evaluate an agent on an environment (resumable with the same --run-id)")
     .requiredOption("--env <name>", "environment (see: clade envs)")
-    .option("--agent <name>", "agent: reference | random", "reference")
+    .option(
+      "--agent <name>",
+      "agent: reference | random | react | tools (default: react with --model, else reference)",
+    )
     .option("--tasks <range>", 'task indices, e.g. 0-99, 0-9,20, "test" or "train"', "test")
     .option("--samples <k>", "samples per task", "1")
     .option("--concurrency <n>", "episodes in flight at once", "8")
@@ -47,6 +69,17 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .addOption(dbOption())
     .option("--json", "machine-readable output")
     .option("--quiet", "no progress bar")
+    .option(
+      "--model <spec>",
+      "model for react/tools: openai:NAME, anthropic:NAME, openai-compatible:URL#NAME, or a clade.config name",
+    )
+    .option("--config <path>", "config file (default: clade.config.json or .ts here)")
+    .option("--cache <mode>", "response cache: off | read | write | rw", "rw")
+    .option("--budget-usd <dollars>", "stop starting episodes once this much is spent")
+    .option("--temperature <t>", "sampling temperature")
+    .option("--max-tokens <n>", "reply length limit")
+    .option("--history <turns>", "past turns kept in the prompt (default: all)")
+    .option("--system-prompt <text>", "system prompt for the LLM agent")
     .action(async (opts) => setExit(await evalCommand(opts, io)));
 
   program
@@ -74,6 +107,21 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--success-only", "only successful episodes")
     .addOption(dbOption())
     .action((run, opts) => setExit(exportCommand(run, opts, io)));
+
+  program
+    .command("models")
+    .description("configured models and whether their API keys are set")
+    .option("--config <path>", "config file (default: clade.config.json or .ts here)")
+    .option("--json", "machine-readable output")
+    .action(async (opts) => setExit(await modelsCommand(opts, io)));
+
+  program
+    .command("cost")
+    .description("tokens, cost and latency of a run's model calls, by model")
+    .argument("<run>", "run id")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action((run, opts) => setExit(costCommand(run, opts, io)));
 
   program
     .command("demo")

@@ -21,6 +21,8 @@ export interface EvalSettings {
   /** Passed to env.reset for every episode; agents derive their own seeds from it. */
   seed: number;
   concurrency: number;
+  /** More settings that identify the run (model, generation parameters, agent options). */
+  identity?: Record<string, unknown>;
 }
 
 export interface EvalProgress {
@@ -37,6 +39,10 @@ export interface EvalResult {
   skipped: number;
   ran: number;
   interrupted: boolean;
+  /** Episodes left unstarted by a stop (e.g. the budget), stored as not_run. */
+  notRun: number;
+  /** Why the run stopped early, when it did. */
+  stopReason?: string;
 }
 
 export interface RunEvaluationOptions {
@@ -48,6 +54,11 @@ export interface RunEvaluationOptions {
   signal?: AbortSignal;
   /** Commit episodes on a worker thread, overlapping SQLite with the episode loop. */
   writerThread?: boolean;
+  /**
+   * A gentle stop (e.g. the budget is spent): no new episodes start, those in flight finish, and
+   * the rest are stored as not_run. Its abort reason (a string) becomes the run's stop reason.
+   */
+  stop?: AbortSignal;
 }
 
 /** The configuration that identifies a run; concurrency is left out because it may change. */
@@ -58,6 +69,7 @@ export function runConfig(settings: EvalSettings): Record<string, unknown> {
     maxTurns: settings.maxTurns,
     timeoutMs: settings.timeoutMs,
     seed: settings.seed,
+    ...settings.identity,
   };
 }
 
@@ -86,6 +98,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const writer = new EpisodeWriter(store, settings.runId, {
     thread: options.writerThread ?? false,
   });
+  const ran = new Set<string>();
   try {
     await runEpisodes({
       episodes: plan,
@@ -95,23 +108,47 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
       limits: { maxTurns: settings.maxTurns, timeoutMs: settings.timeoutMs },
       concurrency: settings.concurrency,
       onEpisode: (record) => {
+        ran.add(`${record.taskIndex}:${record.sampleIndex}`);
         writer.write(record);
         done++;
         options.onProgress?.({ done, total, skipped, last: record });
       },
       ...(signal ? { signal } : {}),
+      ...(options.stop ? { stop: options.stop } : {}),
     });
     await writer.close();
   } catch (error) {
     // Whatever finished before the stop is kept.
     await writer.close();
     if (signal?.aborted) {
-      store.setStatus(settings.runId, "interrupted");
-      return { runId: settings.runId, resumed, skipped, ran: done - skipped, interrupted: true };
+      store.setStatus(settings.runId, "interrupted", "signal");
+      return {
+        runId: settings.runId,
+        resumed,
+        skipped,
+        ran: done - skipped,
+        interrupted: true,
+        notRun: 0,
+        stopReason: "signal",
+      };
     }
-    store.setStatus(settings.runId, "interrupted");
+    store.setStatus(settings.runId, "interrupted", "error");
     throw error;
   }
+  const result = {
+    runId: settings.runId,
+    resumed,
+    skipped,
+    ran: done - skipped,
+    interrupted: false,
+  };
+  if (options.stop?.aborted) {
+    const unrun = plan.filter((e) => !ran.has(`${e.taskIndex}:${e.sampleIndex}`));
+    const stopReason = String(options.stop.reason ?? "stopped");
+    store.markNotRun(settings.runId, unrun);
+    store.setStatus(settings.runId, "interrupted", stopReason);
+    return { ...result, interrupted: true, notRun: unrun.length, stopReason };
+  }
   store.setStatus(settings.runId, "complete");
-  return { runId: settings.runId, resumed, skipped, ran: done - skipped, interrupted: false };
+  return { ...result, notRun: 0 };
 }

@@ -40,3 +40,16 @@ export function parseTaskRange(spec: string, info: EnvInfo): number[] {
   }
   return [...indices].sort((a, b) => a - b);
 }
+
+/** The compact form of a task list: [0..99, 120] → "0-99,120". */
+export function formatTaskRange(tasks: readonly number[]): string {
+  const sorted = [...new Set(tasks)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === (sorted[j] as number) + 1) j++;
+    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
+}

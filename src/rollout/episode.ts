@@ -3,8 +3,10 @@
  * wall-clock limit. Every step is recorded; exceptions and timeouts become an `error` outcome,
  * never a failure.
  */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Agent, AgentState, EpisodeContext, Turn } from "../agent/types.js";
 import type { Env, Observation } from "../env/types.js";
+import type { ModelCallRecord } from "../model/call-record.js";
 
 export type Outcome = "success" | "failure" | "error";
 
@@ -22,6 +24,8 @@ export interface StepRecord {
   /** Milliseconds spent in this turn (agent and env together). */
   elapsedMs: number;
   info: Record<string, unknown>;
+  /** Model replies without a usable action in this turn, each fed back to the model (LLM agents). */
+  parseErrors?: number;
 }
 
 export interface EpisodeRecord {
@@ -35,6 +39,10 @@ export interface EpisodeRecord {
   error?: string;
   initialObservation?: Observation;
   steps: StepRecord[];
+  /** Model calls the agent made, each tagged with its turn (absent for agents without a model). */
+  calls?: ModelCallRecord[];
+  /** Unusable model replies over the whole episode (0 for agents without a model). */
+  parseErrors: number;
   startedAt: string;
   durationMs: number;
 }
@@ -44,6 +52,9 @@ export interface EpisodeLimits {
   /** Wall-clock limit for the whole episode. */
   timeoutMs: number;
 }
+
+/** How long an episode may run on without letting timers and I/O callbacks in. */
+const YIELD_EVERY_MS = 10;
 
 /** Raised inside an episode when its wall-clock limit passes. */
 class EpisodeTimeout extends Error {}
@@ -95,12 +106,26 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
   const forwardAbort = () => controller.abort(outer?.reason);
   outer?.addEventListener("abort", forwardAbort, { once: true });
   const signal = controller.signal;
+  // The timer cannot fire while synchronous work holds the thread, so check the clock too.
+  const checkDeadline = () => {
+    if (performance.now() - start > limits.timeoutMs) {
+      throw new EpisodeTimeout(`episode exceeded ${limits.timeoutMs} ms`);
+    }
+  };
+  let lastYield = performance.now();
 
   let initialObservation: Observation | undefined;
   let reward = 0;
   let endReason: EndReason = "max_turns";
   let error: string | undefined;
   let phase: "agent" | "env" = "env";
+  let turn = 0;
+  let parseErrors = 0;
+  const calls: ModelCallRecord[] = [];
+  // Failed calls too: whatever the agent spent is accounted, whatever the turn's fate.
+  const collectCalls = () => {
+    for (const call of agent.takeCalls?.() ?? []) calls.push({ ...call, turn });
+  };
   try {
     initialObservation = await abortable(
       env.reset(context.taskIndex, { seed: context.seed }),
@@ -108,13 +133,20 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
     );
     const history: Turn[] = [];
     let observation = initialObservation;
-    for (let turn = 0; turn < limits.maxTurns; turn++) {
+    for (turn = 0; turn < limits.maxTurns; turn++) {
       const turnStart = performance.now();
       const state: AgentState = { instruction: context.env.instruction, observation, history };
       phase = "agent";
       const reply = await abortable(agent.act(state, signal), signal);
+      collectCalls();
+      checkDeadline();
+      if (typeof reply?.action !== "string") {
+        throw new TypeError(`the agent replied ${JSON.stringify(reply)}, not { action: string }`);
+      }
+      parseErrors += reply.parseErrors ?? 0;
       phase = "env";
       const result = await abortable(env.step(reply.action), signal);
+      checkDeadline();
       const message = reply.message ?? reply.action;
       steps.push({
         turn,
@@ -125,6 +157,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
         done: result.done,
         elapsedMs: performance.now() - turnStart,
         info: result.info,
+        ...(reply.parseErrors ? { parseErrors: reply.parseErrors } : {}),
       });
       history.push({
         action: reply.action,
@@ -138,8 +171,15 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
         endReason = "done";
         break;
       }
+      // Agents and envs that never wait on I/O would keep timers (other episodes' deadlines,
+      // signal handlers) from ever running; hand the event loop a turn now and then.
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
     }
   } catch (caught) {
+    collectCalls();
     if (outer?.aborted) throw outer.reason;
     if (caught instanceof EpisodeTimeout) {
       endReason = "timeout";
@@ -164,6 +204,8 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
     ...(error !== undefined ? { error } : {}),
     ...(initialObservation !== undefined ? { initialObservation } : {}),
     steps,
+    ...(calls.length > 0 ? { calls } : {}),
+    parseErrors,
     startedAt,
     durationMs: performance.now() - start,
   };

@@ -24,6 +24,8 @@ export interface RunEpisodesOptions {
   onEpisode: (record: EpisodeRecord) => void | Promise<void>;
   /** Aborting stops new episodes; episodes in flight are abandoned, not recorded. */
   signal?: AbortSignal;
+  /** A gentler stop: no new episodes start, episodes in flight finish and are recorded. */
+  stop?: AbortSignal;
 }
 
 /** Resolves when every episode is recorded, or rejects with the abort reason / a sink error. */
@@ -37,7 +39,7 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<void> {
   const worker = async () => {
     const env = options.createEnv();
     try {
-      while (failure === undefined && next < episodes.length) {
+      while (failure === undefined && next < episodes.length && !options.stop?.aborted) {
         if (signal?.aborted) throw signal.reason;
         const spec = episodes[next++] as EpisodeSpec;
         const context: EpisodeContext = { env: options.envInfo, ...spec };

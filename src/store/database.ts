@@ -1,6 +1,6 @@
 /**
  * Opening the SQLite store: WAL mode, versioned migrations, and clear errors for files that are
- * not SQLite or not clade's. Read-only opens never create or change a file.
+ * not SQLite or not clade's. Read-only opens never create a file or change its contents.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -25,7 +25,13 @@ function inspect(db: SqliteDatabase, path: string): { version: number; empty: bo
   } catch (error) {
     throw new StoreError(`${path} is not a SQLite database (${(error as Error).message})`);
   }
-  if (tables.length === 0) return { version: 0, empty: true };
+  if (tables.length === 0) {
+    // An empty SQLite file with a schema version set belongs to some other program.
+    if ((db.pragma("user_version", { simple: true }) as number) !== 0) {
+      throw new StoreError(`${path} is a SQLite database but not a clade store`);
+    }
+    return { version: 0, empty: true };
+  }
   const names = new Set(tables.map((t) => t.name));
   const meta = names.has("clade_meta")
     ? (db.prepare("SELECT value FROM clade_meta WHERE key = 'app'").get() as
@@ -45,7 +51,21 @@ function inspect(db: SqliteDatabase, path: string): { version: number; empty: bo
 }
 
 export interface OpenOptions {
+  /** Read only: never migrates or writes. */
   readonly?: boolean;
+}
+
+/**
+ * Reading a WAL database through a read-only connection leaves -wal and -shm files behind, since
+ * only a writer may remove them. Readers therefore open read-write (and write nothing), falling
+ * back to a true read-only connection where the file cannot be opened for writing.
+ */
+function openForReading(path: string): SqliteDatabase {
+  try {
+    return new Database(path, { fileMustExist: true });
+  } catch {
+    return new Database(path, { readonly: true, fileMustExist: true });
+  }
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): SqliteDatabase {
@@ -54,13 +74,15 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
   if (!readonly) mkdirSync(dirname(path), { recursive: true });
   let db: SqliteDatabase;
   try {
-    db = new Database(path, { readonly, fileMustExist: readonly });
+    db = readonly ? openForReading(path) : new Database(path);
   } catch (error) {
     throw new StoreError(`cannot open ${path}: ${(error as Error).message}`);
   }
   try {
-    const { version } = inspect(db, path);
+    const { version, empty } = inspect(db, path);
     if (readonly) {
+      if (empty) throw new StoreError(`${path} is empty, not a clade store`);
+      db.pragma("busy_timeout = 5000");
       if (version < MIGRATIONS.length) {
         throw new StoreError(`${path} uses an older schema; run any writing command to upgrade it`);
       }

@@ -15,13 +15,14 @@ export interface PackedBatch {
   text: Uint8Array;
   /** Per text field (five per step), its byte length, or ABSENT. */
   lengths: Int32Array;
-  /** Per step, its reward then its milliseconds. */
+  /** Per step, its reward, its milliseconds and its parse errors. */
   numbers: Float64Array;
 }
 
 /** Length marker for a left-out (null) text field. */
 const ABSENT = -1;
 const FIELDS_PER_STEP = 5;
+const NUMBERS_PER_STEP = 3;
 
 type EpisodeHeader = Omit<EncodedEpisode, "columns"> & { doneAt: number };
 
@@ -71,7 +72,7 @@ export class BatchPacker {
   add(record: EpisodeRecord): void {
     const { steps, ...rest } = record;
     this.lengths = grow(this.lengths, this.fieldCount + steps.length * FIELDS_PER_STEP);
-    this.numbers = grow(this.numbers, this.numberCount + steps.length * 2);
+    this.numbers = grow(this.numbers, this.numberCount + steps.length * NUMBERS_PER_STEP);
     const { lengths, numbers, text } = this;
     let field = this.fieldCount;
     let number = this.numberCount;
@@ -90,6 +91,7 @@ export class BatchPacker {
       lengths[field++] = hasKeys(step.info) ? text.write(JSON.stringify(step.info)) : ABSENT;
       numbers[number++] = step.reward;
       numbers[number++] = Math.round(step.elapsedMs * 100) / 100;
+      numbers[number++] = step.parseErrors ?? 0;
       if (step.done) doneAt = i;
     }
     this.fieldCount = field;
@@ -146,6 +148,7 @@ export function unpackBatch(batch: PackedBatch): EncodedEpisode[] {
       columns.infos[i] = take();
       columns.rewards[i] = numbers[number++] as number;
       columns.ms[i] = numbers[number++] as number;
+      columns.parseErrors[i] = numbers[number++] as number;
     }
     return { ...rest, columns };
   });

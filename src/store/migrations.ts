@@ -14,6 +14,8 @@ export const MIGRATIONS: readonly string[] = [
     agent TEXT NOT NULL,
     config TEXT NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'complete')),
+    -- Why a run stopped before finishing: 'signal', 'budget', 'error'.
+    stop_reason TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
   );
@@ -24,13 +26,16 @@ export const MIGRATIONS: readonly string[] = [
     task_index INTEGER NOT NULL,
     sample_index INTEGER NOT NULL,
     seed INTEGER NOT NULL,
-    outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure', 'error')),
+    -- not_run: planned but never started (e.g. the budget ran out); run again on resume.
+    outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure', 'error', 'not_run')),
     reward REAL NOT NULL,
     end_reason TEXT NOT NULL,
     error TEXT,
     initial_observation TEXT,
     initial_actions TEXT,
     turns INTEGER NOT NULL,
+    -- Model replies without a usable action, fed back to the model (LLM agents).
+    parse_errors INTEGER NOT NULL DEFAULT 0,
     started_at TEXT NOT NULL,
     duration_ms REAL NOT NULL,
     UNIQUE (run_id, task_index, sample_index)
@@ -40,6 +45,33 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE trajectories (
     episode_id INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
     steps TEXT NOT NULL
+  );
+
+  -- Every model call, linked to the episode and turn that made it. Never holds keys or headers.
+  CREATE TABLE model_calls (
+    id INTEGER PRIMARY KEY,
+    episode_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    turn INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT,
+    error TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    latency_ms REAL,
+    cache_hit INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    started_at TEXT NOT NULL
+  );
+  CREATE INDEX model_calls_by_episode ON model_calls (episode_id, turn);
+
+  -- Model responses by request key (model, messages, parameters, sample index).
+  CREATE TABLE model_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at TEXT NOT NULL
   );
   `,
 ];

@@ -5,6 +5,7 @@
  * JSON document per episode (trajectory-codec.ts).
  */
 import type { Observation } from "../env/types.js";
+import type { ModelCallRecord } from "../model/call-record.js";
 import type { EndReason, EpisodeRecord, Outcome, StepRecord } from "../rollout/episode.js";
 import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
 import { decodeSteps, encodeColumns, type StepColumns, toColumns } from "./trajectory-codec.js";
@@ -22,6 +23,7 @@ export interface RunHeader {
 
 export interface RunRow extends RunHeader {
   status: RunStatus;
+  stopReason: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -31,22 +33,40 @@ export interface RunSummary extends RunRow {
   successes: number;
   failures: number;
   errors: number;
+  notRun: number;
   steps: number;
 }
+
+/** A stored episode's outcome: not_run marks one planned but never started (budget). */
+export type StoredOutcome = Outcome | "not_run";
 
 export interface StoredEpisode {
   id: number;
   taskIndex: number;
   sampleIndex: number;
   seed: number;
-  outcome: Outcome;
+  outcome: StoredOutcome;
   reward: number;
-  endReason: EndReason;
+  endReason: EndReason | "not_run";
   error: string | null;
   initialObservation: Observation | null;
   turns: number;
+  parseErrors: number;
   startedAt: string;
   durationMs: number;
+}
+
+export interface ModelUsageSummary {
+  model: string;
+  calls: number;
+  cacheHits: number;
+  failedCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /** Over calls that reached the provider (cache hits have no latency). */
+  meanLatencyMs: number | null;
+  retries: number;
 }
 
 /** An episode ready for storage: its steps as columns (cheap to pass to a writer thread). */
@@ -67,13 +87,14 @@ interface EpisodeRowRaw {
   task_index: number;
   sample_index: number;
   seed: number;
-  outcome: Outcome;
+  outcome: StoredOutcome;
   reward: number;
-  end_reason: EndReason;
+  end_reason: EndReason | "not_run";
   error: string | null;
   initial_observation: string | null;
   initial_actions: string | null;
   turns: number;
+  parse_errors: number;
   started_at: string;
   duration_ms: number;
 }
@@ -85,6 +106,7 @@ interface RunRowRaw {
   agent: string;
   config: string;
   status: RunStatus;
+  stop_reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -96,6 +118,7 @@ const toRun = (row: RunRowRaw): RunRow => ({
   agent: row.agent,
   config: JSON.parse(row.config) as Record<string, unknown>,
   status: row.status,
+  stopReason: row.stop_reason,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -117,6 +140,7 @@ const toEpisode = (row: EpisodeRowRaw): StoredEpisode => ({
           ...(row.initial_actions ? { availableActions: JSON.parse(row.initial_actions) } : {}),
         },
   turns: row.turns,
+  parseErrors: row.parse_errors,
   startedAt: row.started_at,
   durationMs: row.duration_ms,
 });
@@ -135,11 +159,16 @@ export class RunStore {
     this.statements = {
       insertEpisode: db.prepare(
         `INSERT INTO episodes (run_id, task_index, sample_index, seed, outcome, reward, end_reason,
-           error, initial_observation, initial_actions, turns, started_at, duration_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           error, initial_observation, initial_actions, turns, parse_errors, started_at, duration_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteEpisode: db.prepare(
         "DELETE FROM episodes WHERE run_id = ? AND task_index = ? AND sample_index = ?",
+      ),
+      insertCall: db.prepare(
+        `INSERT INTO model_calls (episode_id, turn, model, request, response, error, input_tokens,
+           output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrajectory: db.prepare("INSERT INTO trajectories (episode_id, steps) VALUES (?, ?)"),
       selectTrajectory: db.prepare(
@@ -148,7 +177,7 @@ export class RunStore {
       ),
     };
     this.writeEpisodes = db.transaction((runId: string, records: readonly EncodedEpisode[]) => {
-      const { insertEpisode, deleteEpisode, insertTrajectory } = this.statements;
+      const { insertEpisode, deleteEpisode, insertTrajectory, insertCall } = this.statements;
       for (const record of records) {
         deleteEpisode.run(runId, record.taskIndex, record.sampleIndex);
         const initial = record.initialObservation;
@@ -164,10 +193,28 @@ export class RunStore {
           initial?.text ?? null,
           initial?.availableActions ? JSON.stringify(initial.availableActions) : null,
           record.turns,
+          record.parseErrors,
           record.startedAt,
           record.durationMs,
         );
         insertTrajectory.run(lastInsertRowid, encodeColumns(record.columns));
+        for (const call of record.calls ?? []) {
+          insertCall.run(
+            lastInsertRowid,
+            call.turn,
+            call.model,
+            JSON.stringify(call.request),
+            call.response ? JSON.stringify(call.response) : null,
+            call.error ?? null,
+            call.usage.inputTokens,
+            call.usage.outputTokens,
+            call.costUsd,
+            call.latencyMs,
+            call.cacheHit ? 1 : 0,
+            call.attempts,
+            call.startedAt,
+          );
+        }
       }
     });
   }
@@ -224,17 +271,33 @@ export class RunStore {
     return { resumed: false };
   }
 
-  setStatus(id: string, status: RunStatus): void {
+  setStatus(id: string, status: RunStatus, stopReason: string | null = null): void {
     this.db
-      .prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?")
-      .run(status, new Date().toISOString(), id);
+      .prepare("UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?")
+      .run(status, stopReason, new Date().toISOString(), id);
+  }
+
+  /** Records planned episodes that were never started, so reports show them as not run. */
+  markNotRun(
+    runId: string,
+    episodes: readonly { taskIndex: number; sampleIndex: number; seed: number }[],
+  ): void {
+    const insert = this.db.prepare(
+      `INSERT OR IGNORE INTO episodes (run_id, task_index, sample_index, seed, outcome, reward,
+         end_reason, turns, started_at, duration_ms)
+       VALUES (?, ?, ?, ?, 'not_run', 0, 'not_run', 0, ?, 0)`,
+    );
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const e of episodes) insert.run(runId, e.taskIndex, e.sampleIndex, e.seed, now);
+    })();
   }
 
   /** Keys "task:sample" of episodes that need no rerun (success or failure; errors are redone). */
   finishedEpisodeKeys(runId: string): Set<string> {
     const rows = this.db
       .prepare(
-        "SELECT task_index, sample_index FROM episodes WHERE run_id = ? AND outcome != 'error'",
+        "SELECT task_index, sample_index FROM episodes WHERE run_id = ? AND outcome IN ('success', 'failure')",
       )
       .all(runId) as { task_index: number; sample_index: number }[];
     return new Set(rows.map((r) => `${r.task_index}:${r.sample_index}`));
@@ -261,6 +324,7 @@ export class RunStore {
            COALESCE(SUM(e.outcome = 'success'), 0) AS successes,
            COALESCE(SUM(e.outcome = 'failure'), 0) AS failures,
            COALESCE(SUM(e.outcome = 'error'), 0) AS errors,
+           COALESCE(SUM(e.outcome = 'not_run'), 0) AS not_run,
            COALESCE(SUM(e.turns), 0) AS steps
          FROM runs r LEFT JOIN episodes e ON e.run_id = r.id
          GROUP BY r.id ORDER BY r.created_at, r.id`,
@@ -270,6 +334,7 @@ export class RunStore {
       successes: number;
       failures: number;
       errors: number;
+      not_run: number;
       steps: number;
     })[];
     return rows.map((row) => ({
@@ -278,6 +343,7 @@ export class RunStore {
       successes: row.successes,
       failures: row.failures,
       errors: row.errors,
+      notRun: row.not_run,
       steps: row.steps,
     }));
   }
@@ -298,5 +364,57 @@ export class RunStore {
       ? { text: row.initial_observation ?? "", availableActions: JSON.parse(row.initial_actions) }
       : null;
     return decodeSteps(row.steps, initial);
+  }
+
+  /** Model calls of one episode, in order. */
+  calls(episodeId: number): ModelCallRecord[] {
+    const rows = this.db
+      .prepare("SELECT * FROM model_calls WHERE episode_id = ? ORDER BY id")
+      .all(episodeId) as {
+      turn: number;
+      model: string;
+      request: string;
+      response: string | null;
+      error: string | null;
+      input_tokens: number;
+      output_tokens: number;
+      cost_usd: number;
+      latency_ms: number | null;
+      cache_hit: number;
+      attempts: number;
+      started_at: string;
+    }[];
+    return rows.map((row) => ({
+      turn: row.turn,
+      model: row.model,
+      request: JSON.parse(row.request),
+      ...(row.response ? { response: JSON.parse(row.response) } : {}),
+      ...(row.error ? { error: row.error } : {}),
+      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+      costUsd: row.cost_usd,
+      latencyMs: row.latency_ms,
+      cacheHit: row.cache_hit === 1,
+      attempts: row.attempts,
+      startedAt: row.started_at,
+    }));
+  }
+
+  /** Tokens, cost and latency of a run's model calls, by model. */
+  usageByModel(runId: string): ModelUsageSummary[] {
+    return this.db
+      .prepare(
+        `SELECT c.model AS model,
+           COUNT(*) AS calls,
+           SUM(c.cache_hit) AS cacheHits,
+           SUM(c.error IS NOT NULL) AS failedCalls,
+           SUM(c.input_tokens) AS inputTokens,
+           SUM(c.output_tokens) AS outputTokens,
+           SUM(c.cost_usd) AS costUsd,
+           AVG(c.latency_ms) AS meanLatencyMs,
+           SUM(c.attempts) - SUM(c.cache_hit = 0) AS retries
+         FROM model_calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE e.run_id = ? GROUP BY c.model ORDER BY c.model`,
+      )
+      .all(runId) as ModelUsageSummary[];
   }
 }

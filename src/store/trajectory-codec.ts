@@ -7,7 +7,8 @@
  * - `reward` only when non-zero, `done` only when true, `info` only when non-empty;
  * - `availableActions` only when it differs from the previous observation's list
  *   ([] means "none from here on");
- * - `ms`: the turn's wall-clock time, to 0.01 ms.
+ * - `ms`: the turn's wall-clock time, to 0.01 ms;
+ * - `parseErrors` only when the agent's model gave unusable replies in that turn.
  * SQLite's JSON functions still query it: `json_each(trajectories.steps)`.
  *
  * Encoding goes through StepColumns, parallel arrays of strings and numbers; the writer thread
@@ -25,6 +26,7 @@ interface StoredStep {
   done?: boolean;
   ms: number;
   info?: Record<string, unknown>;
+  parseErrors?: number;
 }
 
 /** An episode's steps as parallel arrays; null marks a left-out default. */
@@ -39,6 +41,7 @@ export interface StepColumns {
   doneAt: number;
   ms: number[];
   infos: (string | null)[];
+  parseErrors: number[];
 }
 
 /** Whether two available-action lists are equal (absent counts as empty). */
@@ -71,6 +74,7 @@ export function emptyColumns(n: number, doneAt = -1): StepColumns {
     doneAt,
     ms: new Array(n),
     infos: new Array(n),
+    parseErrors: new Array(n),
   };
 }
 
@@ -90,6 +94,7 @@ export function toColumns(steps: readonly StepRecord[], initial?: Observation): 
     if (step.done) columns.doneAt = i;
     columns.ms[i] = Math.round(step.elapsedMs * 100) / 100;
     columns.infos[i] = hasKeys(step.info) ? JSON.stringify(step.info) : null;
+    columns.parseErrors[i] = step.parseErrors ?? 0;
   }
   return columns;
 }
@@ -113,6 +118,8 @@ export function encodeColumns(columns: StepColumns): string {
     parts.push(',"ms":', String(columns.ms[i]));
     const info = columns.infos[i];
     if (info != null) parts.push(',"info":', info);
+    const parseErrors = columns.parseErrors[i] as number;
+    if (parseErrors > 0) parts.push(',"parseErrors":', String(parseErrors));
     parts.push("}");
   }
   parts.push("]");
@@ -139,6 +146,7 @@ export function decodeSteps(json: string, initial?: Observation | null): StepRec
       done: entry.done ?? false,
       elapsedMs: entry.ms,
       info: entry.info ?? {},
+      ...(entry.parseErrors ? { parseErrors: entry.parseErrors } : {}),
     };
   });
 }

@@ -125,6 +125,78 @@ describe("clade eval, runs, show, export", () => {
   });
 });
 
+describe("run identity", () => {
+  it("knows a run by its tasks, however they were written", async () => {
+    const base = [
+      "eval",
+      "--env",
+      "maze",
+      "--agent",
+      "random",
+      "--run-id",
+      "same",
+      "--db",
+      db,
+      "--json",
+    ];
+    const first = JSON.parse((await cli(...base, "--tasks", "test")).stdout);
+    const again = JSON.parse((await cli(...base, "--tasks", " 0-49,50-99")).stdout);
+    expect(first.ran).toBe(100);
+    expect(again).toMatchObject({ resumed: true, skipped: 100, ran: 0 });
+  });
+
+  it("gives each run without --run-id its own id", async () => {
+    const args = [
+      "eval",
+      "--env",
+      "maze",
+      "--agent",
+      "random",
+      "--tasks",
+      "0",
+      "--db",
+      db,
+      "--json",
+    ];
+    const [a, b] = await Promise.all([cli(...args), cli(...args)]);
+    expect(JSON.parse(a.stdout).runId).not.toBe(JSON.parse(b.stdout).runId);
+    expect(JSON.parse((await cli("runs", "--db", db, "--json")).stdout)).toHaveLength(2);
+  });
+
+  it("gives the same episodes whatever the concurrency", async () => {
+    const run = async (id: string, concurrency: string) => {
+      await cli(
+        "eval",
+        "--env",
+        "textcraft",
+        "--agent",
+        "random",
+        "--tasks",
+        "0-19",
+        "--samples",
+        "3",
+        "--concurrency",
+        concurrency,
+        "--run-id",
+        id,
+        "--db",
+        db,
+        "--json",
+      );
+      const show = JSON.parse((await cli("show", id, "--episodes", "--db", db, "--json")).stdout);
+      return show.episodes.map(
+        (e: { taskIndex: number; sampleIndex: number; reward: number; turns: number }) => [
+          e.taskIndex,
+          e.sampleIndex,
+          e.reward,
+          e.turns,
+        ],
+      );
+    };
+    expect(await run("c1", "1")).toEqual(await run("c7", "7"));
+  });
+});
+
 describe("bad input: one line, exit 2, nothing written", () => {
   const cases: [string, string[], RegExp][] = [
     ["unknown env", ["eval", "--env", "chess"], /unknown environment "chess"/],

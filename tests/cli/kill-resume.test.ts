@@ -101,7 +101,9 @@ function episodes(db: string): Row[] {
   const rows = conn
     .prepare(
       `SELECT e.task_index, e.sample_index, e.outcome, e.reward, e.turns,
-         (SELECT json_array_length(t.steps) FROM trajectories t WHERE t.episode_id = e.id) AS steps
+         (SELECT json_array_length(t.steps) FROM trajectories t WHERE t.episode_id = e.id) AS steps,
+         (SELECT json_group_array(json_remove(j.value, '$.ms'))
+            FROM trajectories t, json_each(t.steps) j WHERE t.episode_id = e.id) AS content
        FROM episodes e ORDER BY e.task_index, e.sample_index`,
     )
     .all() as Row[];

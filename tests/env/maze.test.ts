@@ -53,7 +53,7 @@ async function transcript(taskIndex: number, seed: number, actions: string[]): P
 describe("maze info and splits", () => {
   it("has the agreed splits, version and limits", () => {
     expect(info.name).toBe("maze");
-    expect(info.version).toBe("1.0.0");
+    expect(info.version).toBe("1.1.0");
     expect(info.splits.test).toEqual({ start: 0, end: 100 });
     expect(info.splits.train).toEqual({ start: 100, end: 500 });
     expect(info.successThreshold).toBe(1);
@@ -185,6 +185,24 @@ describe("maze rules", () => {
     expect(parseMove("  Move   LEFT ")).toBe(2);
     expect(parseMove("move right")).toBe(3);
     expect(parseMove("move upward")).toBe(-1);
+  });
+
+  it("accepts a trailing period and surrounding quotes or backticks", async () => {
+    for (const action of ["move up.", '"move up"', "'move up.'", "`move up`", " `Move Up.` "]) {
+      expect(parseMove(action), action).toBe(0);
+    }
+    expect(parseMove('"move down".')).toBe(1);
+    for (const action of ["move. up", "move up!", "`move` up", '"move upward"', "."]) {
+      expect(parseMove(action), action).toBe(-1);
+    }
+    const env = mazeEnv.create();
+    await env.reset(12);
+    const result = await env.step("move up.");
+    expect(result.info.invalid).toBeUndefined();
+    // Long runs of strippable characters stay cheap (no backtracking regex) and short in echo.
+    const huge = await env.step(`move up${' ."`'.repeat(100_000)}x`);
+    expect(huge.info.invalid).toBe(true);
+    expect(huge.observation.text.length).toBeLessThan(400);
   });
 
   it("ends at the step limit, counting invalid actions, then throws", async () => {

@@ -4,6 +4,7 @@ import type { AgentState } from "../../src/agent/types.js";
 import { createRng } from "../../src/env/rng.js";
 import {
   canonicalState,
+  checkAnswer,
   cloneState,
   formatAction,
   generateScenario,
@@ -13,6 +14,7 @@ import {
   REQUEST_TEMPLATES,
   runTool,
   TOOL_NAMES,
+  TOOLS,
   type TodoState,
   type TodoTask,
   todoEnv,
@@ -124,7 +126,7 @@ describe("todo env info", () => {
   it("has the agreed splits, version, limits and a complete instruction", () => {
     const { info } = todoEnv;
     expect(info.name).toBe("todo");
-    expect(info.version).toBe("1.0.0");
+    expect(info.version).toBe("1.1.0");
     expect(info.splits.test).toEqual({ start: 0, end: 100 });
     expect(info.splits.train).toEqual({ start: 100, end: 500 });
     expect(info.successThreshold).toBe(1);
@@ -268,6 +270,48 @@ describe("todo action syntax", () => {
     expect(parseAction("Action: get_task with Action Input: {id: t1}").ok).toBe(false);
     expect(parseAction("Action: get_task with Action Input: [1]").ok).toBe(false);
   });
+
+  it("keeps the leading Action: optional", () => {
+    expect(parseAction('get_task with Action Input: {"id": "t1"}')).toEqual({
+      ok: true,
+      call: { tool: "get_task", args: { id: "t1" } },
+    });
+  });
+
+  it("forgives fences, trailing text and a newline instead of 'with'", () => {
+    const getT1 = { ok: true, call: { tool: "get_task", args: { id: "t1" } } };
+    const forms = [
+      'Action: get_task with Action Input: ```json\n{"id": "t1"}\n```',
+      'Action: get_task with Action Input:\n```\n{"id": "t1"}\n```\nI will wait.',
+      'Action: get_task with Action Input: {"id": "t1"}\nObservation: (pending)',
+      'Action: get_task with Action Input: {"id": "t1"} and then I will finish.',
+      'Action: get_task\nAction Input: {"id": "t1"}',
+      'Thought: check it.\nAction: get_task\nAction Input:\n```json\n{"id": "t1"}\n```',
+      'get_task\nAction Input: {"id": "t1"}',
+    ];
+    for (const form of forms) expect(parseAction(form), form).toEqual(getT1);
+  });
+
+  it("extracts the first complete JSON object, braces inside strings included", () => {
+    const text =
+      'Action: add_task with Action Input: {"project": "Work", "title": "Fix } and { \\" ' +
+      'quotes", "labels": ["a"]} {"ignored": true}';
+    expect(parseAction(text)).toEqual({
+      ok: true,
+      call: {
+        tool: "add_task",
+        args: { project: "Work", title: 'Fix } and { " quotes', labels: ["a"] },
+      },
+    });
+    const nested = 'Action: list_tasks with Action Input: {"a": {"b": {}}}, done';
+    expect(parseAction(nested)).toEqual({
+      ok: true,
+      call: { tool: "list_tasks", args: { a: { b: {} } } },
+    });
+    expect(parseAction('Action: get_task with Action Input: {"id": "t1"').ok).toBe(false);
+    expect(parseAction("Action: get_task with Action Input: ```json\n[1]\n```").ok).toBe(false);
+    expect(parseAction('Action Input: {"id": "t1"}').ok).toBe(false);
+  });
 });
 
 describe("todo episodes", () => {
@@ -297,6 +341,34 @@ describe("todo episodes", () => {
       const result = await env.step(action);
       expect(result.observation.text.startsWith("Error:"), action).toBe(true);
       expect(result).toMatchObject({ reward: 0, done: false, info: { invalid: true } });
+    }
+  });
+
+  it("keeps error messages short whatever the size of the action", async () => {
+    const env = todoEnv.create();
+    await env.reset(3);
+    const huge = "q".repeat(200_000);
+    const calls: [string, unknown][] = [
+      [huge, {}],
+      ["get_task", { id: huge }],
+      ["list_tasks", { project: huge }],
+      ["list_tasks", { [huge]: true }],
+      [
+        "add_task",
+        { project: "Work", title: "x", labels: Array.from({ length: 50_000 }, () => 1) },
+      ],
+      ["remove_label", { id: "t1", label: huge }],
+    ];
+    const actions = calls.map(
+      ([tool, args]) => `Action: ${tool} with Action Input: ${JSON.stringify(args)}`,
+    );
+    actions.push(`Action: get_task with Action Input: {"id": ${huge}}`, `${huge} with ${huge}`);
+    for (const action of actions) {
+      const result = await env.step(action);
+      expect(result.info.invalid).toBe(true);
+      expect(result.observation.text.length, result.observation.text.slice(0, 300)).toBeLessThan(
+        400,
+      );
     }
   });
 
@@ -356,6 +428,99 @@ describe("todo episodes", () => {
     expect(missing.info.missingAnswers).toEqual([answers[1]]);
     const full = await playGold(index);
     expect((await full.step(finish(`${answers[0]}, with ${answers[1]} tasks.`))).reward).toBe(1);
+  });
+});
+
+/** Project names and task titles of a task, as a blind guesser could read them off the app. */
+function everyName(index: number): string[] {
+  const { candidates } = generateScenario(index);
+  return [...candidates.projects, ...candidates.titles];
+}
+
+const EVERY_COUNT = Array.from({ length: 31 }, (_, n) => String(n)).join(" ");
+
+describe("todo answer hedging", () => {
+  const questions = Array.from({ length: 100 }, (_, i) => i).filter(
+    (i) => generateScenario(i).answers.length > 0,
+  );
+
+  it("rejects every count plus every project as the answer to question-only tasks", async () => {
+    let tried = 0;
+    for (const index of questions) {
+      const scenario = generateScenario(index);
+      const mutates = scenario.goldCalls.some((call) => TOOLS[call.tool]?.mutates);
+      if (mutates) continue;
+      tried += 1;
+      const env = todoEnv.create();
+      await env.reset(index);
+      const guess = `${EVERY_COUNT} ${scenario.candidates.projects.join(" ")}`;
+      const result = await env.step(finish(guess));
+      expect(result.reward, `task ${index}`).toBe(0);
+      expect(result.info.stateMatches, `task ${index}`).toBe(true);
+    }
+    expect(tried).toBeGreaterThanOrEqual(15);
+  });
+
+  it("rejects a reply listing every count and name even after the right changes", async () => {
+    expect(questions.length).toBeGreaterThanOrEqual(30);
+    for (const index of questions) {
+      const env = await playGold(index);
+      const result = await env.step(finish(`${EVERY_COUNT}. ${everyName(index).join(", ")}`));
+      expect(result.reward, `task ${index}`).toBe(0);
+      expect(result.info.missingAnswers).toEqual([]);
+      expect((result.info.hedgedAnswers as string[]).length, `task ${index}`).toBeGreaterThan(0);
+    }
+  });
+
+  it("accepts natural answers that mention a date, an extra number or one rival", async () => {
+    for (const index of questions) {
+      const { answers, candidates, request } = generateScenario(index);
+      const number = answers.find((answer) => /^\d+$/.test(answer));
+      const name = answers.find((answer) => !/^\d+$/.test(answer));
+      // One other name of the same kind as the answer.
+      const sameKind = candidates.projects.includes(name ?? "")
+        ? candidates.projects
+        : candidates.titles;
+      const rival = sameKind.find((other) => other !== name);
+      const parts: string[] = [];
+      if (name !== undefined) parts.push(`"${name}" is the one you asked about, not "${rival}".`);
+      if (number !== undefined) {
+        parts.push(`There are ${number} of them; I moved 2 of them to 2026-03-16 at 09:30 (t4).`);
+      }
+      const env = await playGold(index);
+      const result = await env.step(finish(parts.join(" ")));
+      expect(result.reward, `task ${index}: ${request} -> ${parts.join(" ")}`).toBe(1);
+    }
+  });
+
+  it("grades the reviewer's examples", () => {
+    const candidates = {
+      projects: ["Work", "Home", "Groceries"],
+      titles: ["Buy oat milk", "Swim 20 laps", "Call the plumber"],
+    };
+    const ok = (answer: string, required: string[]) => {
+      const verdict = checkAnswer(answer, required, candidates);
+      return verdict.missing.length === 0 && verdict.hedged.length === 0;
+    };
+    expect(ok("Work has the most open tasks: 5.", ["Work", "5"])).toBe(true);
+    expect(ok("Work has five open tasks, Home has 3.", ["Work", "5"])).toBe(true);
+    const moved = "There are 3 tasks left in Groceries; I moved 2 of them to 2026-03-16.";
+    expect(ok(moved, ["3"])).toBe(true);
+    expect(ok('3 left, including "Swim 20 laps", t12 and t14.', ["3"])).toBe(true);
+    expect(ok('The earliest is "Buy oat milk", then "Call the plumber".', ["Buy oat milk"])).toBe(
+      true,
+    );
+    // Hedging: competing numbers (digits or words) or names of the answer's kind.
+    expect(ok("3, or maybe 4, 5 or 6", ["3"])).toBe(false);
+    expect(ok("three, four, five or six", ["3"])).toBe(false);
+    expect(ok("Work, Home or Groceries; 5", ["Work", "5"])).toBe(false);
+    expect(checkAnswer("Work, Home or Groceries; 5", ["Work", "5"], candidates)).toEqual({
+      missing: [],
+      hedged: ["Work"],
+    });
+    expect(ok("Buy oat milk, Swim 20 laps or Call the plumber", ["Buy oat milk"])).toBe(false);
+    // Other kinds do not compete: project names beside a title answer are fine.
+    expect(ok('"Buy oat milk" in Groceries (not Work or Home)', ["Buy oat milk"])).toBe(true);
   });
 });
 

@@ -100,6 +100,16 @@ describe("bootstrapInterval", () => {
     expect(a.high - a.low).toBeLessThan(0.5);
   });
 
+  it("resamples whole tasks, so samples of one task stay together", () => {
+    // Two tasks, ten samples each: one always succeeds, one never. Resampling tasks gives rates
+    // of 0, 0.5 or 1; resampling the twenty episodes would give a narrow interval around 0.5.
+    const report = computeMetrics([task(0, Array(10).fill(1)), task(1, Array(10).fill(0))], {
+      seed: 3,
+    });
+    expect(report.successRate).toBe(0.5);
+    expect(report.successRateInterval).toEqual({ low: 0, high: 1 });
+  });
+
   it("is degenerate for constant data and narrows with more tasks", () => {
     expect(bootstrapInterval([1, 1, 1], mean)).toEqual({ low: 1, high: 1 });
     const wide = bootstrapInterval(values.slice(0, 12), mean, { seed: 1 });

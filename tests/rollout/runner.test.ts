@@ -92,6 +92,55 @@ describe("runEpisode", () => {
     expect(aborted).toBe(true);
   });
 
+  it("times out an agent that blocks the thread instead of waiting", async () => {
+    const busyWait = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {}
+    };
+    const record = await runEpisode({
+      env: new CounterEnv(),
+      agent: scriptedAgent(() => {
+        busyWait(30);
+        return "wait";
+      }),
+      context: context(0),
+      limits: { maxTurns: 1000, timeoutMs: 100 },
+    });
+    expect(record.outcome).toBe("error");
+    expect(record.endReason).toBe("timeout");
+    expect(record.durationMs).toBeLessThan(400);
+  });
+
+  it("lets other episodes' deadlines fire while a busy agent runs", async () => {
+    const hung = runEpisode({
+      env: new CounterEnv(),
+      agent: { act: () => new Promise(() => {}) },
+      context: context(0),
+      limits: { maxTurns: 5, timeoutMs: 50 },
+    });
+    const busy = runEpisode({
+      env: new CounterEnv(),
+      agent: scriptedAgent(() => "wait"),
+      context: context(1),
+      limits: { maxTurns: 5_000_000, timeoutMs: 1_500 },
+    });
+    const hungRecord = await hung;
+    expect(hungRecord.endReason).toBe("timeout");
+    expect(hungRecord.durationMs).toBeLessThan(500);
+    await busy;
+  });
+
+  it("calls a reply without a string action an agent error", async () => {
+    const record = await runEpisode({
+      env: new CounterEnv(),
+      agent: { act: async () => ({ action: 42 as unknown as string }) },
+      context: context(0),
+      limits,
+    });
+    expect(record.outcome).toBe("error");
+    expect(record.endReason).toBe("agent_error");
+  });
+
   it("gives an error, not a failure, for an unknown task index", async () => {
     const record = await runEpisode({
       env: new CounterEnv(),

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -60,6 +60,7 @@ function record(
     ],
     startedAt: "2026-01-01T00:00:00.000Z",
     durationMs: 3,
+    parseErrors: 0,
   };
 }
 
@@ -154,6 +155,30 @@ describe("RunStore", () => {
     raw.pragma(`user_version = ${MIGRATIONS.length + 1}`);
     raw.close();
     expect(() => RunStore.open(path)).toThrow(/newer clade/);
+  });
+
+  it("leaves no -wal or -shm files behind after reading", () => {
+    const path = join(dir, "r.db");
+    const store = RunStore.open(path);
+    store.startRun(header);
+    store.saveEpisodes("r1", [record(0, 0, "success")]);
+    store.close();
+    const reader = RunStore.open(path, { readonly: true });
+    expect(reader.listRuns()).toHaveLength(1);
+    reader.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    expect(existsSync(`${path}-shm`)).toBe(false);
+  });
+
+  it("refuses an empty SQLite file that another program versioned", () => {
+    const path = join(dir, "versioned.db");
+    const raw = new Database(path);
+    raw.pragma("user_version = 5");
+    raw.close();
+    expect(() => RunStore.open(path)).toThrow(/not a clade store/);
+    const check = new Database(path);
+    expect(check.pragma("user_version", { simple: true })).toBe(5);
+    check.close();
   });
 
   it("opens read-only without creating a missing file", () => {

@@ -42,6 +42,7 @@ const record = (taskIndex: number, sampleIndex: number): EpisodeRecord => ({
   steps,
   startedAt: "2026-01-01T00:00:00.000Z",
   durationMs: 5,
+  parseErrors: 0,
 });
 
 describe("trajectory codec", () => {

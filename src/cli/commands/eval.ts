@@ -1,53 +1,141 @@
 /** `clade eval`: run an agent on tasks of an environment, storing every step; resumable. */
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { resolveAgent } from "../../agent/registry.js";
+import type { LlmAgentOptions } from "../../agent/prompting.js";
+import { isLlmAgent, resolveAgent, UnknownAgentError } from "../../agent/registry.js";
 import { findEnv } from "../../env/registry.js";
 import { type EvalResult, runEvaluation } from "../../eval/evaluation.js";
 import { runMetrics } from "../../eval/report.js";
-import { parseTaskRange } from "../../eval/task-range.js";
+import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
+import { CACHE_MODES, type CacheMode } from "../../model/cache.js";
+import { createModelClient } from "../../model/client.js";
+import { loadConfig } from "../../model/config.js";
+import { checkKey, type ResolvedModel, resolveModel } from "../../model/resolve.js";
+import { formatModelSpec } from "../../model/spec.js";
+import { createResponseCache } from "../../store/response-cache.js";
 import { RunStore } from "../../store/run-store.js";
-import type { CliIo } from "../io.js";
+import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions, runIdSchema } from "../options.js";
 import { createProgress } from "../progress.js";
 import { renderMetrics } from "../report.js";
+import { renderUsage } from "./cost.js";
+
+const numberOption = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "must be a number")
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 export const evalOptionsSchema = z.object({
   env: z.string({ error: "is required" }).min(1, "is required"),
-  agent: z.string().min(1),
-  tasks: z.string().min(1),
+  agent: z.string().min(1, "must not be empty").optional(),
+  tasks: z.string().min(1, "must not be empty"),
   samples: integerOption(1, 10_000),
   concurrency: integerOption(1, 1024),
   maxTurns: integerOption(1, 100_000).optional(),
   timeout: integerOption(1, 86_400),
   seed: integerOption(0, 2 ** 31 - 1),
   runId: runIdSchema.optional(),
-  db: z.string().min(1),
+  db: z.string().min(1, "must not be empty"),
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
+  model: z.string().min(1, "must not be empty").optional(),
+  config: z.string().min(1, "must not be empty").optional(),
+  cache: z.enum(CACHE_MODES as [CacheMode, ...CacheMode[]], {
+    error: "must be off, read, write or rw",
+  }),
+  budgetUsd: numberOption(0, 1e9).optional(),
+  temperature: numberOption(0, 2).optional(),
+  maxTokens: integerOption(1, 1_000_000).optional(),
+  history: integerOption(0, 100_000).optional(),
+  systemPrompt: z.string().optional(),
 });
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
 
+/** A fresh id: time to the second for readability, random hex so that parallel runs differ. */
 function defaultRunId(env: string, agent: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-  return `${env}-${agent}-${stamp}`;
+  return `${env}-${agent}-${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** A spec fit for the store: credentials in a base URL (user:pass@) are dropped. */
+function publicSpec(model: ResolvedModel): string {
+  if (!model.spec.baseUrl) return formatModelSpec(model.spec);
+  const url = new URL(model.spec.baseUrl);
+  url.username = "";
+  url.password = "";
+  return formatModelSpec({ ...model.spec, baseUrl: url.toString().replace(/\/+$/, "") });
 }
 
 export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evalOptionsSchema, raw);
   // Everything is validated before the store is opened: bad input writes nothing.
   const env = findEnv(options.env);
-  const agent = resolveAgent(options.agent, env);
   const tasks = parseTaskRange(options.tasks, env.info);
-  const runId = options.runId ?? defaultRunId(env.info.name, agent.name);
+  const agentName = options.agent ?? (options.model ? "react" : "reference");
+  const llm = isLlmAgent(agentName);
+  if (llm && !options.model) {
+    throw new UnknownAgentError(`agent "${agentName}" needs a model: add --model SPEC`);
+  }
+  if (!llm && options.model) {
+    throw new UsageError(`--model applies to the react and tools agents, not "${agentName}"`);
+  }
+  let model: ResolvedModel | undefined;
+  let agentOptions: LlmAgentOptions = {};
+  if (options.model) {
+    const { config } = await loadConfig(options.config);
+    model = resolveModel(options.model, config);
+    checkKey(model);
+    const params = {
+      ...model.params,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    };
+    model = { ...model, params };
+    agentOptions = {
+      ...(options.history !== undefined ? { historyWindow: options.history } : {}),
+      ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+    };
+  } else {
+    resolveAgent(agentName, env); // unknown agent names fail here, before any write
+  }
+  const runId = options.runId ?? defaultRunId(env.info.name, agentName);
   const store = RunStore.open(options.db);
   const controller = new AbortController();
-  const onSignal = () => controller.abort(new Error("interrupted"));
+  const stop = new AbortController();
+  let signalExit = 130;
+  const onSignal = (name: NodeJS.Signals) => {
+    signalExit = name === "SIGTERM" ? 143 : 130;
+    controller.abort(new Error("interrupted"));
+  };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  let spent = 0;
+  const agent = model
+    ? resolveAgent(agentName, env, {
+        model: createModelClient(model, {
+          cache: createResponseCache(store.db),
+          cacheMode: options.cache,
+          onSpend: (cost) => {
+            spent += cost;
+            if (
+              options.budgetUsd !== undefined &&
+              spent >= options.budgetUsd &&
+              !stop.signal.aborted
+            ) {
+              stop.abort("budget");
+            }
+          },
+        }),
+        options: agentOptions,
+      })
+    : resolveAgent(agentName, env);
   const progress = createProgress(
     io,
-    `${env.info.name}/${agent.name}`,
+    `${env.info.name}/${agentName}`,
     !options.json && !options.quiet,
   );
   let result: EvalResult;
@@ -59,15 +147,20 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
       settings: {
         runId,
         tasks,
-        taskSpec: options.tasks,
+        // The tasks themselves identify the run, however they were written (test = 0-99).
+        taskSpec: formatTaskRange(tasks),
         samples: options.samples,
         maxTurns: options.maxTurns ?? env.info.maxSteps,
         timeoutMs: options.timeout * 1000,
         seed: options.seed,
         concurrency: options.concurrency,
+        ...(model
+          ? { identity: { model: publicSpec(model), params: model.params, agentOptions } }
+          : {}),
       },
       onProgress: (p) => progress.update(p),
       signal: controller.signal,
+      stop: stop.signal,
       writerThread: true,
     });
   } finally {
@@ -76,21 +169,29 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
     process.off("SIGTERM", onSignal);
   }
   const report = runMetrics(store.episodes(runId), { seed: options.seed });
+  const usage = store.usageByModel(runId);
   store.close();
   if (options.json) {
-    io.stdout(`${JSON.stringify({ ...result, metrics: report })}\n`);
+    io.stdout(`${JSON.stringify({ ...result, metrics: report, usage })}\n`);
   } else {
     const resumedNote = result.resumed
       ? ` (resumed: ${result.skipped} episodes already stored)`
       : "";
     io.stdout(
-      `run ${runId}: ${env.info.name} v${env.info.version}, agent ${agent.name}${resumedNote}\n\n`,
+      `run ${runId}: ${env.info.name} v${env.info.version}, agent ${agentName}${resumedNote}\n\n`,
     );
     io.stdout(renderMetrics(report));
+    if (usage.length > 0) io.stdout(`\n${renderUsage(usage)}`);
+  }
+  if (result.stopReason === "budget") {
+    io.stderr(
+      `budget of $${options.budgetUsd} reached ($${spent.toFixed(4)} spent): ${result.notRun} episodes not run; raise --budget-usd and run the same command to finish\n`,
+    );
+    return 3;
   }
   if (result.interrupted) {
     io.stderr(`interrupted: ${result.ran} new episodes stored; run the same command to resume\n`);
-    return 130;
+    return signalExit;
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 /** `clade export RUN`: trajectories as AgentTraj JSON or OpenAI chat JSONL. */
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { z } from "zod";
 import { BUILTIN_ENVS } from "../../env/registry.js";
 import { toAgentTraj, toChatMessages } from "../../store/export.js";
@@ -21,43 +21,54 @@ export function exportCommand(
 ): number {
   const options = parseOptions(exportOptionsSchema, raw);
   const { store, run } = openRun(options.db, runId);
-  let text: string;
+  const partial = options.out ? `${options.out}.partial-${process.pid}` : undefined;
+  let fd: number | undefined;
   try {
     const env = BUILTIN_ENVS.find((d) => d.info.name === run.env);
-    if (!env)
+    if (!env) {
       throw new UsageError(
         `run "${runId}" used environment "${run.env}", which this clade does not have`,
       );
-    const sources = store
-      .episodes(runId)
-      // Errored episodes are incomplete trajectories, never exported as data.
-      .filter((e) => e.outcome !== "error" && (!options.successOnly || e.outcome === "success"))
-      .map((episode) => ({
+    }
+    try {
+      if (partial) fd = openSync(partial, "w");
+    } catch (error) {
+      throw new UsageError(`cannot write ${options.out}: ${(error as Error).message}`);
+    }
+    // One episode at a time: a run of millions of steps never sits in memory as one string.
+    const write = (text: string) => (fd === undefined ? io.stdout(text) : writeSync(fd, text));
+    const agentTraj = options.format === "agenttraj";
+    let first = true;
+    if (agentTraj) write("[");
+    for (const episode of store.episodes(runId)) {
+      // Errored and unrun episodes are not trajectories of the task; never exported as data.
+      if (episode.outcome !== "success" && episode.outcome !== "failure") continue;
+      if (options.successOnly && episode.outcome !== "success") continue;
+      const source = {
         env: run.env,
         instruction: env.info.instruction,
         episode,
         steps: store.steps(episode.id),
-      }));
-    text =
-      options.format === "agenttraj"
-        ? `${JSON.stringify(sources.map(toAgentTraj), null, 1)}\n`
-        : sources.map((s) => `${JSON.stringify(toChatMessages(s))}\n`).join("");
+      };
+      if (agentTraj) {
+        write(`${first ? "\n" : ",\n"}${JSON.stringify(toAgentTraj(source))}`);
+      } else {
+        write(`${JSON.stringify(toChatMessages(source))}\n`);
+      }
+      first = false;
+    }
+    if (agentTraj) write(first ? "]\n" : "\n]\n");
+    if (fd !== undefined && partial && options.out) {
+      closeSync(fd);
+      fd = undefined;
+      // Written beside the target, then renamed: a reader never sees a half-written file.
+      renameSync(partial, options.out);
+      io.stderr(`wrote ${options.out}\n`);
+    }
+    return 0;
   } finally {
     store.close();
+    if (fd !== undefined) closeSync(fd);
+    if (partial) rmSync(partial, { force: true });
   }
-  if (!options.out) {
-    io.stdout(text);
-    return 0;
-  }
-  // Write beside the target, then rename: a reader never sees a half-written file.
-  const partial = `${options.out}.partial-${process.pid}`;
-  try {
-    writeFileSync(partial, text);
-    renameSync(partial, options.out);
-  } catch (error) {
-    rmSync(partial, { force: true });
-    throw new UsageError(`cannot write ${options.out}: ${(error as Error).message}`);
-  }
-  io.stderr(`wrote ${options.out}\n`);
-  return 0;
 }

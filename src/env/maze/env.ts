@@ -25,7 +25,7 @@ import {
 
 export const MAZE_INFO: EnvInfo = {
   name: "maze",
-  version: "1.0.0",
+  version: "1.1.0",
   description:
     "Grid mazes (5x5 to 9x9 cells) with walls: reach the goal cell using move up/down/left/right.",
   instruction: INSTRUCTION,
@@ -37,11 +37,35 @@ export const MAZE_INFO: EnvInfo = {
 /** Direction index of each exact action string: the hot path is one Map lookup. */
 const ACTION_DIRECTIONS = new Map<string, number>(MOVE_ACTIONS.map((action, d) => [action, d]));
 
-/** The direction an action names, tolerating case and extra whitespace; -1 when invalid. */
+const isQuote = (char: string) => char === '"' || char === "'" || char === "`";
+const isSpace = (char: string) => /\s/.test(char);
+
+/**
+ * The action without surrounding whitespace, quotes, backticks and trailing periods, as chat
+ * models often add them. A plain loop, because an end-anchored regex backtracks quadratically
+ * on long runs of these characters.
+ */
+function unwrap(action: string): string {
+  let start = 0;
+  let end = action.length;
+  while (start < end && (isQuote(action[start] as string) || isSpace(action[start] as string))) {
+    start++;
+  }
+  for (; end > start; end--) {
+    const char = action[end - 1] as string;
+    if (!isQuote(char) && !isSpace(char) && char !== ".") break;
+  }
+  return action.slice(start, end);
+}
+
+/**
+ * The direction an action names, tolerating case, extra whitespace, surrounding quotes or
+ * backticks and a trailing period ("`move up`", "move up."); -1 when invalid.
+ */
 export function parseMove(action: string): number {
   const exact = ACTION_DIRECTIONS.get(action);
   if (exact !== undefined) return exact;
-  const normalized = action.trim().toLowerCase().replace(/\s+/g, " ");
+  const normalized = unwrap(action).toLowerCase().replace(/\s+/g, " ");
   return ACTION_DIRECTIONS.get(normalized) ?? -1;
 }
 

@@ -3,6 +3,7 @@
  * "and" between ingredients; item names stay unresolved here (the catalog resolves them).
  */
 import { normalizeName } from "./catalog.js";
+import { echo } from "./echo.js";
 
 export interface CountedName {
   count: number;
@@ -24,10 +25,15 @@ const GET = /^(?:get|fetch) (?:(\d+) )?(.+)$/;
 const CRAFT = /^craft (\d+) (.+?) using (.+)$/;
 const COUNTED = /^(\d+) (.+)$/;
 
+/**
+ * The normalized action without trailing periods and exclamation marks. A plain loop, because
+ * an end-anchored regex backtracks quadratically on a long run of them.
+ */
 function cleanAction(text: string): string {
-  return normalizeName(text)
-    .replace(/[.!]+$/, "")
-    .trim();
+  const action = normalizeName(text);
+  let end = action.length;
+  while (end > 0 && (action[end - 1] === "." || action[end - 1] === "!")) end--;
+  return action.slice(0, end).trim();
 }
 
 function parseCounted(part: string): CountedName | undefined {
@@ -62,7 +68,7 @@ export function parseAction(text: string): TextcraftAction {
     for (const part of (craft[3] as string).split(/\s*,\s*(?:and\s+)?|\s+and\s+/)) {
       const counted = parseCounted(part);
       if (!counted) {
-        return { kind: "malformed", problem: `give a count for each ingredient ("${part}")` };
+        return { kind: "malformed", problem: `give a count for each ingredient ("${echo(part)}")` };
       }
       ingredients.push(counted);
     }

@@ -5,6 +5,7 @@
 
 import type { CountedName, TextcraftAction } from "./actions.js";
 import { isBaseItem, recipeFor, resolveItem } from "./catalog.js";
+import { echo } from "./echo.js";
 
 export type Inventory = Map<string, number>;
 
@@ -35,10 +36,12 @@ function listCounted(parts: readonly CountedName[]): string {
 
 function get(inventory: Inventory, count: number, name: string): Outcome {
   const item = resolveItem(name);
-  if (item === undefined) return { text: `Could not find ${name}.`, error: "unknown-item" };
+  if (item === undefined) return { text: `Could not find ${echo(name)}.`, error: "unknown-item" };
   if (!isBaseItem(item)) {
     return {
-      text: `Could not execute get ${count} ${name}: ${item} is not a base item; craft it instead.`,
+      text:
+        `Could not execute get ${count} ${echo(name)}: ${item} is not a base item; ` +
+        "craft it instead.",
       error: "not-gettable",
     };
   }
@@ -60,10 +63,11 @@ function resolveIngredients(parts: readonly CountedName[]): Map<string, number> 
 function craft(inventory: Inventory, action: Extract<TextcraftAction, { kind: "craft" }>): Outcome {
   const item = resolveItem(action.name);
   const recipe = item === undefined ? undefined : recipeFor(item);
-  const asked = `${action.count} ${action.name} using ${listCounted(action.ingredients)}`;
+  const asked = echo(`${action.count} ${action.name} using ${listCounted(action.ingredients)}`);
   if (!recipe) {
     const hint = item !== undefined && isBaseItem(item) ? ` ${item} is a base item; get it.` : "";
-    return { text: `Could not find a valid recipe for ${action.name}.${hint}`, error: "no-recipe" };
+    const text = `Could not find a valid recipe for ${echo(action.name)}.${hint}`;
+    return { text, error: "no-recipe" };
   }
   const given = resolveIngredients(action.ingredients);
   const sameItems =
@@ -109,12 +113,6 @@ function craft(inventory: Inventory, action: Extract<TextcraftAction, { kind: "c
   }
   inventory.set(recipe.output, (inventory.get(recipe.output) ?? 0) + action.count);
   return { text: `Crafted ${action.count} ${recipe.output}.` };
-}
-
-/** The action as echoed in errors: one line, bounded length. */
-function echo(raw: string): string {
-  const line = raw.replace(/\s+/g, " ").trim();
-  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }
 
 /** Applies one raw action string to the inventory (mutating it only on success). */

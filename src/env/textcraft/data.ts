@@ -32,6 +32,12 @@ export const BASE_ITEMS: readonly string[] = [
   "honeycomb",
   "moonpetal",
   "ember moss",
+  "gold ore",
+  "obsidian",
+  "kelp",
+  "cactus",
+  "mushroom",
+  "marble",
 ];
 
 /** [count made per craft, item, ingredients with their counts per craft]. */
@@ -63,6 +69,14 @@ export const RECIPE_ROWS: readonly RecipeRow[] = [
   [2, "ember dust", { "ember moss": 1 }],
   [1, "moonpetal dye", { moonpetal: 2 }],
   [2, "fletching", { feather: 1 }],
+  [1, "gold ingot", { "gold ore": 1, coal: 1 }],
+  [2, "dried kelp", { kelp: 3 }],
+  [1, "obsidian slab", { obsidian: 2 }],
+  [2, "cactus dye", { cactus: 1 }],
+  [1, "mushroom stew", { mushroom: 3, salt: 1 }],
+  [2, "marble tile", { marble: 1 }],
+  [3, "wax seal", { beeswax: 1, "amber resin": 1 }],
+  [1, "quill pen", { feather: 1, beeswax: 1 }],
 
   // Depth 2.
   [4, "stick", { "ashwood plank": 2 }],
@@ -84,6 +98,14 @@ export const RECIPE_ROWS: readonly RecipeRow[] = [
   [1, "candle lantern", { "wax candle": 1, "clear glass": 2, "iron ingot": 1 }],
   [1, "glow brick", { "clay brick": 1, "glowcap paste": 1 }],
   [1, "pine shelf", { "pinewood plank": 3, "resin glue": 1 }],
+  [1, "gold ring", { "gold ingot": 1, "quartz lens": 1 }],
+  [2, "gold leaf", { "gold ingot": 1 }],
+  [1, "kelp rope", { "dried kelp": 4 }],
+  [1, "obsidian block", { "obsidian slab": 4 }],
+  [1, "green banner", { "wool cloth": 2, "cactus dye": 1 }],
+  [1, "marble pillar", { "marble tile": 6 }],
+  [1, "ink pot", { "clear glass": 1, "moonpetal dye": 1 }],
+  [1, "travel rations", { "mushroom stew": 2, "dried kelp": 2 }],
 
   // Depth 3.
   [4, "torch", { stick: 1, coal: 1 }],
@@ -106,6 +128,14 @@ export const RECIPE_ROWS: readonly RecipeRow[] = [
   [1, "planter box", { "growth powder": 1, "pinewood plank": 4 }],
   [1, "wooden shield", { "ashwood plank": 6, "iron plate": 1 }],
   [1, "tiled floor", { "stone tile": 4, "resin glue": 1 }],
+  [1, "gilded frame", { "gold leaf": 4, stick: 4 }],
+  [1, "obsidian altar", { "obsidian block": 2, "wax candle": 4 }],
+  [1, "marble fountain", { "marble pillar": 2, "glass bottle": 1 }],
+  [1, "war banner", { "green banner": 1, stick: 2 }],
+  [1, "writing set", { "ink pot": 1, "quill pen": 2, book: 1 }],
+  [1, "gold crown", { "gold ingot": 3, "gold ring": 1 }],
+  [1, "kelp net", { "kelp rope": 3, "iron nail": 4 }],
+  [1, "camp kit", { "travel rations": 2, "leather satchel": 1 }],
 
   // Depth 4.
   [1, "enchanted tome", { book: 1, "glow ink": 1, feather: 1 }],
@@ -122,4 +152,12 @@ export const RECIPE_ROWS: readonly RecipeRow[] = [
   [1, "miner helmet", { "iron plate": 2, torch: 1 }],
   [1, "scribe kit", { "glow ink": 1, "sealed scroll": 2, fletching: 1 }],
   [1, "castle gate", { "pine door": 2, "brick block": 4 }],
+  [1, "royal portrait", { "gilded frame": 1, "moonpetal dye": 2, "wool cloth": 1 }],
+  [1, "obsidian shrine", { "obsidian altar": 1, "glow ink": 1 }],
+  [1, "palace courtyard", { "marble fountain": 1, "tiled floor": 2 }],
+  [1, "herald kit", { "war banner": 1, "bronze bell": 1, "wax seal": 3 }],
+  [1, "scholar set", { "writing set": 1, "scholar desk": 1 }],
+  [1, "golden throne", { "gold crown": 1, "gilded frame": 1, "dyed blanket": 1 }],
+  [1, "fishing boat", { "kelp net": 1, "pinewood plank": 12, "hemp rope": 2 }],
+  [1, "supply wagon", { "camp kit": 1, "storage crate": 1, "iron plate": 2 }],
 ];

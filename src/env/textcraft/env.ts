@@ -14,7 +14,13 @@ import {
 } from "../types.js";
 import { parseAction } from "./actions.js";
 import { applyAction, type Inventory } from "./crafting.js";
-import { formatTaskObservation, generateTask, type TextcraftTask } from "./task.js";
+import {
+  formatTaskObservation,
+  generateTask,
+  TEST_SPLIT,
+  type TextcraftTask,
+  TRAIN_SPLIT,
+} from "./task.js";
 
 const NAME = "textcraft";
 const MAX_STEPS = 40;
@@ -39,11 +45,12 @@ ${MAX_STEPS} actions; invalid actions count too.`;
 
 export const TEXTCRAFT_INFO: EnvInfo = {
   name: NAME,
-  version: "1.0.0",
+  version: "1.1.0",
   description:
-    "Craft a goal item (crafting trees of depth 1-4) from listed recipes and distractors.",
+    "Craft a goal item (crafting trees of depth 1-4) from listed recipes and distractors; " +
+    "test goals are never train goals.",
   instruction: INSTRUCTION,
-  splits: { train: { start: 100, end: 500 }, test: { start: 0, end: 100 } },
+  splits: { train: TRAIN_SPLIT, test: TEST_SPLIT },
   successThreshold: 1,
   maxSteps: MAX_STEPS,
 };

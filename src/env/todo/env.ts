@@ -9,7 +9,7 @@ import {
 } from "../types.js";
 import { parseAction } from "./action.js";
 import { generateScenario, type TodoScenario } from "./generate.js";
-import { missingAnswers } from "./grading.js";
+import { checkAnswer } from "./grading.js";
 import { formatTaskStatement, formatToolError, TODO_INFO } from "./text.js";
 import { finishArgs, runTool } from "./tools.js";
 import { canonicalState, cloneState, type TodoState } from "./world.js";
@@ -92,8 +92,9 @@ export class TodoEnv implements Env {
     episode.done = true;
     const stateMatches =
       canonicalState(episode.state, episode.initialIds) === episode.goldFingerprint;
-    const missing = missingAnswers(answer, episode.scenario.answers);
-    const success = stateMatches && missing.length === 0;
+    const { answers, candidates } = episode.scenario;
+    const { missing, hedged } = checkAnswer(answer, answers, candidates);
+    const success = stateMatches && missing.length === 0 && hedged.length === 0;
     const verdict = success
       ? "The request was fulfilled."
       : "The request was not fulfilled correctly.";
@@ -101,7 +102,13 @@ export class TodoEnv implements Env {
       observation: { text: `Episode finished. ${verdict}` },
       reward: success ? 1 : 0,
       done: true,
-      info: { tool: "finish", success, stateMatches, missingAnswers: missing },
+      info: {
+        tool: "finish",
+        success,
+        stateMatches,
+        missingAnswers: missing,
+        hedgedAnswers: hedged,
+      },
     };
   }
 }

@@ -2,6 +2,7 @@
 import { createRng } from "../rng.js";
 import type { ToolCall } from "./action.js";
 import { generateDatabase, generateToday } from "./database.js";
+import type { AnswerCandidates } from "./grading.js";
 import { Planner } from "./planner.js";
 import { REQUEST_TEMPLATES } from "./requests.js";
 import { cloneState, type TodoState } from "./world.js";
@@ -25,6 +26,17 @@ export interface TodoScenario {
   gold: TodoState;
   /** Strings that must all appear in the agent's final answer. */
   answers: string[];
+  /**
+   * Every project name and task title of the initial and gold databases: the names a hedged
+   * answer would list alongside the right one.
+   */
+  candidates: AnswerCandidates;
+}
+
+function candidatesOf(states: readonly TodoState[]): AnswerCandidates {
+  const projects = new Set(states.flatMap((state) => state.projects));
+  const titles = new Set(states.flatMap((state) => [...state.tasks.values()].map((t) => t.title)));
+  return { projects: [...projects], titles: [...titles] };
 }
 
 export function generateScenario(taskIndex: number, seed = 0): TodoScenario {
@@ -47,6 +59,7 @@ export function generateScenario(taskIndex: number, seed = 0): TodoScenario {
       goldCalls: plan.calls,
       gold: plan.state,
       answers: built.answers,
+      candidates: candidatesOf([initial, plan.state]),
     };
   }
   throw new Error(`todo: no ${template.kind} request fits task ${taskIndex} (seed ${seed})`);

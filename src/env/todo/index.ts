@@ -13,7 +13,15 @@ export const todoEnv: EnvDefinition = {
 export { ACTION_FORMAT, formatAction, parseAction, type ToolCall } from "./action.js";
 export { TodoEnv } from "./env.js";
 export { generateScenario, MAX_GOLD_CALLS, type TodoScenario } from "./generate.js";
-export { mentions, missingAnswers } from "./grading.js";
+export {
+  type AnswerCandidates,
+  type AnswerVerdict,
+  checkAnswer,
+  MAX_OTHER_NAMES,
+  MAX_OTHER_NUMBERS,
+  mentions,
+  missingAnswers,
+} from "./grading.js";
 export { REQUEST_TEMPLATES } from "./requests.js";
 export { sampleTodoAction } from "./sample.js";
 export { INSTRUCTION, MAX_STEPS, TODO_INFO } from "./text.js";

@@ -43,7 +43,8 @@ defaults: due null, priority "medium", labels []. Returns it with its new id.
 - add_label {"id", "label"} — adds a label to a task.
 - remove_label {"id", "label"} — removes a label from a task.
 - finish {"answer"} — ends the episode; the answer is your reply to the user. Answer any \
-question in the request here (counts as numbers, titles and project names exactly as stored).
+question in the request here (counts as numbers, titles and project names exactly as stored). \
+Commit to one answer: a reply that also offers other candidate counts or names is graded wrong.
 
 Tool results come back as JSON; errors start with "Error:" and change nothing. You have at \
 most ${MAX_STEPS} tool calls, finish included. You succeed when the final database equals the \
@@ -51,7 +52,7 @@ one the request calls for and your answer contains what the user asked for.`;
 
 export const TODO_INFO: EnvInfo = {
   name: "todo",
-  version: "1.0.0",
+  version: "1.1.0",
   description:
     "A stateful to-do app (projects, tasks, due dates, labels, priorities) driven by JSON tool " +
     "calls; success when the final database equals the gold one and the answer is right " +

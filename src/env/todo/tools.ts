@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { isIsoDate } from "./dates.js";
+import { clip } from "./echo.js";
 import { isOverdue, PRIORITIES, type TodoState, type TodoTask } from "./world.js";
 
 export interface ToolContext {
@@ -21,10 +22,19 @@ export interface Tool {
   run(ctx: ToolContext, rawArgs: unknown): ToolOutcome;
 }
 
+/** Issues listed in an argument error; the rest are counted, so huge inputs stay short. */
+const MAX_ISSUES = 3;
+
 function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => (issue.path.length ? `${issue.path.join(".")}: ` : "") + issue.message)
+  const shown = error.issues
+    .slice(0, MAX_ISSUES)
+    .map((issue) => {
+      const path = issue.path.length ? `${clip(issue.path.join("."))}: ` : "";
+      return path + clip(issue.message, 120);
+    })
     .join("; ");
+  const more = error.issues.length - MAX_ISSUES;
+  return more > 0 ? `${shown}; and ${more} more` : shown;
 }
 
 function defineTool<S extends z.ZodType>(
@@ -81,12 +91,12 @@ function resolveProject(state: TodoState, name: string): string | undefined {
 }
 
 function unknownProject(state: TodoState, name: string): ToolOutcome {
-  return fail(`no project named "${name}". Projects: ${state.projects.join(", ")}`);
+  return fail(`no project named "${clip(name)}". Projects: ${state.projects.join(", ")}`);
 }
 
 function withTask(ctx: ToolContext, id: string, run: (task: TodoTask) => ToolOutcome): ToolOutcome {
   const task = ctx.state.tasks.get(id.trim());
-  return task ? run(task) : fail(`no task with id "${id}"`);
+  return task ? run(task) : fail(`no task with id "${clip(id)}"`);
 }
 
 function insertLabel(task: TodoTask, value: string): void {
@@ -258,7 +268,7 @@ const addLabel = defineTool("add_label", true, labelArgs, (ctx, args) =>
 const removeLabel = defineTool("remove_label", true, labelArgs, (ctx, args) =>
   withTask(ctx, args.id, (task) => {
     if (!task.labels.includes(args.label)) {
-      return fail(`task ${task.id} has no label "${args.label}"`);
+      return fail(`task ${task.id} has no label "${clip(args.label)}"`);
     }
     task.labels = task.labels.filter((value) => value !== args.label);
     return succeed({ task: taskView(task) });
@@ -287,6 +297,6 @@ export const TOOL_NAMES: readonly string[] = [...Object.keys(TOOLS), "finish"];
 /** Runs one tool call; unknown names are reported like any other tool error. */
 export function runTool(ctx: ToolContext, name: string, args: unknown): ToolOutcome {
   const tool = Object.hasOwn(TOOLS, name) ? TOOLS[name] : undefined;
-  if (!tool) return fail(`unknown tool "${name}". Tools: ${TOOL_NAMES.join(", ")}`);
+  if (!tool) return fail(`unknown tool "${clip(name)}". Tools: ${TOOL_NAMES.join(", ")}`);
   return tool.run(ctx, args);
 }

@@ -1,0 +1,167 @@
+/**
+ * OpenAI Chat Completions through the official SDK: OpenAI itself and every server that speaks the
+ * same protocol (vLLM, Ollama, llama.cpp's server, ...). The SDK's own retries are off: clade's
+ * retry policy (retry.ts) applies the same rules to every provider and is tested against faults.
+ */
+import OpenAI from "openai";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import { toModelError } from "../http-errors.js";
+import type { ModelSpec } from "../spec.js";
+import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
+
+export interface OpenAIModelOptions {
+  spec: ModelSpec;
+  /** Absent for local servers that need no key. */
+  apiKey?: string;
+  /** Stream the reply (token by token on the wire; the result is the same). */
+  stream?: boolean;
+}
+
+function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "assistant":
+      return {
+        role: "assistant",
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: "function" as const,
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
+          : {}),
+      };
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+/** The request body, shared by the streaming and non-streaming paths. */
+export function openAIRequestBody(
+  spec: ModelSpec,
+  request: ModelRequest,
+): ChatCompletionCreateParamsNonStreaming {
+  const params = request.params ?? {};
+  const tools: ChatCompletionTool[] | undefined = request.tools?.map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+  return {
+    model: spec.model,
+    messages: request.messages.map(toWireMessage),
+    ...(tools?.length ? { tools } : {}),
+    ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+    ...(params.topP !== undefined ? { top_p: params.topP } : {}),
+    ...(params.seed !== undefined ? { seed: params.seed } : {}),
+    ...(params.stop?.length ? { stop: params.stop } : {}),
+    // OpenAI's newer models only take max_completion_tokens; compatible servers know max_tokens.
+    ...(params.maxTokens !== undefined
+      ? spec.provider === "openai"
+        ? { max_completion_tokens: params.maxTokens }
+        : { max_tokens: params.maxTokens }
+      : {}),
+  };
+}
+
+export function createOpenAIModel(options: OpenAIModelOptions): Model {
+  const { spec } = options;
+  const client = new OpenAI({
+    // The SDK insists on a key; local servers ignore the placeholder.
+    apiKey: options.apiKey ?? "no-key",
+    ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}),
+    maxRetries: 0,
+    // Per-attempt timeouts come from the retry policy's AbortSignal.
+    timeout: 24 * 60 * 60 * 1000,
+  });
+  const id =
+    spec.provider === "openai" ? `openai:${spec.model}` : `openai-compatible:${spec.model}`;
+
+  async function complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
+    const body = openAIRequestBody(spec, request);
+    try {
+      if (options.stream) return await completeStreaming(body, signal);
+      const completion = await client.chat.completions.create(body, signal ? { signal } : {});
+      const choice = completion.choices[0];
+      if (!choice) throw new Error("the server returned no choices");
+      const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).flatMap((call) =>
+        call.type === "function"
+          ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
+          : [],
+      );
+      return {
+        content: choice.message.content ?? "",
+        toolCalls,
+        usage: {
+          inputTokens: completion.usage?.prompt_tokens ?? 0,
+          outputTokens: completion.usage?.completion_tokens ?? 0,
+        },
+        finishReason: choice.finish_reason ?? "unknown",
+        model: completion.model ?? spec.model,
+      };
+    } catch (error) {
+      throw toModelError(error, {
+        ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+        ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
+      });
+    }
+  }
+
+  async function completeStreaming(
+    body: ChatCompletionCreateParamsNonStreaming,
+    signal?: AbortSignal,
+  ): Promise<ModelResponse> {
+    const stream = await client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      signal ? { signal } : {},
+    );
+    let content = "";
+    let finishReason = "unknown";
+    let model = spec.model;
+    let usage = { inputTokens: 0, outputTokens: 0 };
+    const calls = new Map<number, ToolCall>();
+    let sawDone = false;
+    for await (const chunk of stream) {
+      model = chunk.model ?? model;
+      if (chunk.usage) {
+        usage = {
+          inputTokens: chunk.usage.prompt_tokens ?? 0,
+          outputTokens: chunk.usage.completion_tokens ?? 0,
+        };
+      }
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      content += choice.delta.content ?? "";
+      for (const delta of choice.delta.tool_calls ?? []) {
+        const call = calls.get(delta.index) ?? { id: "", name: "", arguments: "" };
+        call.id = delta.id ?? call.id;
+        call.name += delta.function?.name ?? "";
+        call.arguments += delta.function?.arguments ?? "";
+        calls.set(delta.index, call);
+      }
+      if (choice.finish_reason) {
+        finishReason = choice.finish_reason;
+        sawDone = true;
+      }
+    }
+    // A stream cut before its finish reason is a dropped connection, not a short answer.
+    if (!sawDone) throw new Error("terminated: the stream ended before the reply was complete");
+    return {
+      content,
+      toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+      usage,
+      finishReason,
+      model,
+    };
+  }
+
+  return { id, complete };
+}

@@ -1,0 +1,111 @@
+/**
+ * What the fake model server answers with: scripted completions and injected faults, and the
+ * record it keeps of every request. Shared by the server and its two wire formats.
+ */
+
+import type { Usage } from "../model/types.js";
+
+/** A tool call the fake model makes; `arguments` as JSON text (sent verbatim) or an object. */
+export interface FakeToolCall {
+  name: string;
+  arguments: string | Record<string, unknown>;
+}
+
+/** Fields every reply may carry. */
+interface FakeReplyTiming {
+  /** Delay before the response starts, overriding the server's `latencyMs`. */
+  latencyMs?: number;
+}
+
+/** A successful completion: text, tool calls, or both. */
+export interface FakeCompletion extends FakeReplyTiming {
+  fault?: undefined;
+  content?: string;
+  toolCalls?: FakeToolCall[];
+  /** OpenAI vocabulary; mapped to Anthropic's stop_reason on /v1/messages. */
+  finishReason?: "stop" | "length" | "tool_calls" | "content_filter";
+  /** Overrides the word-count estimate, field by field. */
+  usage?: Partial<Usage>;
+  /** The model name reported back; defaults to the request's `model`. */
+  model?: string;
+}
+
+/** An injected failure, named after what a client sees. */
+export type FakeFault = FakeReplyTiming &
+  (
+    | {
+        /** HTTP 429; `Retry-After` is sent when given (fractions allowed, for fast tests). */
+        fault: "rate_limit";
+        retryAfterSeconds?: number;
+      }
+    | { fault: "server_error"; status?: 500 | 502 | 503 | 529 }
+    | {
+        /** A 4xx a client must not retry. */
+        fault: "bad_request";
+        status?: 400 | 401 | 403 | 404 | 413 | 422;
+        message?: string;
+      }
+    /** Never answers; the socket stays open until the client gives up or the server closes. */
+    | { fault: "hang" }
+    /** HTTP 200 whose body (or first stream event) is not valid JSON. */
+    | { fault: "malformed_json" }
+    /**
+     * Streaming: a few events of `content`, then the socket is destroyed without a final event.
+     * Non-streaming: the headers and half of the body, then the same.
+     */
+    | { fault: "truncated_stream"; content?: string }
+    /** HTTP 200, a valid completion with no text and no tool calls. */
+    | { fault: "empty" }
+    /** The socket is destroyed before any response: a dropped connection. */
+    | { fault: "disconnect" }
+  );
+
+export type FakeReply = FakeCompletion | FakeFault;
+
+/** Which wire format a request spoke. */
+export type FakeApi = "openai" | "anthropic" | "models" | "unknown";
+
+/** One request as the server received it, in arrival order. */
+export interface FakeRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body; `undefined` when there was none or it was not JSON. */
+  body: unknown;
+  api: FakeApi;
+  stream: boolean;
+  /** The reply the server chose (from the queue or the rule); unset when it had none. */
+  reply?: FakeReply;
+  /** Why the server could not answer as scripted (no reply left, invalid body, ...). */
+  problem?: string;
+}
+
+/** Chooses a reply when the queue is empty; `undefined` means "unexpected call". */
+export type FakeRule = (request: FakeRequest) => FakeReply | undefined;
+
+/**
+ * The fake token count: maximal runs of non-whitespace. Deterministic and cheap, and close
+ * enough to real tokenizers (about 1.3 tokens a word for English) for accounting tests.
+ */
+export function countWords(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}
+
+/** The JSON text of a tool call's arguments, exactly as it goes on the wire. */
+export function argumentsText(call: FakeToolCall): string {
+  return typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+}
+
+/** Usage for a completion: input from the prompt's words, output from the reply's. */
+export function estimateUsage(
+  promptText: string,
+  content: string,
+  toolCalls: readonly FakeToolCall[],
+  override: Partial<Usage> | undefined,
+): Usage {
+  const replyText = [content, ...toolCalls.map((call) => `${call.name} ${argumentsText(call)}`)];
+  return {
+    inputTokens: override?.inputTokens ?? countWords(promptText),
+    outputTokens: override?.outputTokens ?? countWords(replyText.join(" ")),
+  };
+}
