@@ -1,7 +1,13 @@
 /** clade's library API: environments, agents, rollouts, evaluation and the run store. */
 
+export type { LlmAgentOptions } from "./agent/prompting.js";
 export { createRandomAgent } from "./agent/random.js";
+export { createReactAgent, DEFAULT_REACT_SYSTEM_PROMPT } from "./agent/react.js";
 export * from "./agent/registry.js";
+export {
+  createToolCallingAgent,
+  DEFAULT_TOOL_CALLING_SYSTEM_PROMPT,
+} from "./agent/tool-calling.js";
 export type * from "./agent/types.js";
 export { BUILTIN_ENVS, findEnv, UnknownEnvError } from "./env/registry.js";
 export { createRng, mixSeeds, type Rng } from "./env/rng.js";
@@ -10,9 +16,21 @@ export * from "./eval/evaluation.js";
 export * from "./eval/metrics.js";
 export { runMetrics, taskOutcomes } from "./eval/report.js";
 export { parseTaskRange, TaskRangeError } from "./eval/task-range.js";
+export * from "./model/cache.js";
+export * from "./model/call-record.js";
+export * from "./model/client.js";
+export * from "./model/config.js";
+export * from "./model/http-errors.js";
+export * from "./model/pricing.js";
+export * from "./model/rate-limit.js";
+export * from "./model/resolve.js";
+export * from "./model/retry.js";
+export * from "./model/spec.js";
+export * from "./model/types.js";
 export * from "./rollout/episode.js";
 export * from "./rollout/runner.js";
 export { StoreError } from "./store/database.js";
 export { EpisodeWriter } from "./store/episode-writer.js";
 export * from "./store/export.js";
+export { createResponseCache } from "./store/response-cache.js";
 export * from "./store/run-store.js";

@@ -295,6 +295,9 @@ function classifyTransport(
 
 /** The provider's explanation, without the "<status> " prefix the SDKs put in front of it. */
 function detailOf(error: Record<string, unknown>, status: number | undefined): string {
+  // The Anthropic SDK's message is the whole error body as JSON; `apiMessage` is the text in it.
+  const apiMessage = stringField(error, "apiMessage");
+  if (apiMessage) return apiMessage;
   const message = stringField(error, "message") ?? "";
   const stripped =
     status === undefined ? message : message.replace(new RegExp(`^${status}\\s*`), "");
@@ -369,6 +372,15 @@ function classify(error: unknown, context: ErrorContext): Classified {
     return { message: `connection failed${where}: ${detailOf(error, undefined)}`, retryable: true };
   }
 
+  // JSON.parse of a 200's body or of a stream event: a server or proxy glitch, not our request.
+  if (name === "SyntaxError") {
+    const where = context.baseUrl ? ` from ${context.baseUrl}` : "";
+    return {
+      message: `malformed response${where}: ${detailOf(error, undefined)}`,
+      retryable: true,
+    };
+  }
+
   // An SDK APIError without a status: an error event inside a stream. Its type tells the class.
   if (error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) {
     const type = providerErrorType(error as unknown as Record<string, unknown>);
@@ -386,7 +398,8 @@ function classify(error: unknown, context: ErrorContext): Classified {
 
 /**
  * Turns anything a provider call threw into a ModelError. A ModelError passes through unchanged.
- * Retryable: 408, 409, 429, 5xx (incl. 529), timeouts, refused and dropped connections.
+ * Retryable: 408, 409, 429, 5xx (incl. 529), timeouts, refused and dropped connections, and
+ * response bodies that are not valid JSON.
  * Not retryable: other 4xx, a caller's abort, unknown errors (most likely bugs).
  */
 export function toModelError(error: unknown, context: ErrorContext = {}): ModelError {

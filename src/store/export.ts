@@ -51,14 +51,14 @@ export function toAgentTraj(source: ExportSource): AgentTrajItem {
   };
 }
 
-export interface ChatMessage {
+export interface ChatExportMessage {
   role: "system" | "user" | "assistant";
   content: string;
 }
 
 /** OpenAI chat fine-tuning shape: the instruction as the system message, then alternating turns. */
-export function toChatMessages(source: ExportSource): { messages: ChatMessage[] } {
-  const messages: ChatMessage[] = [
+export function toChatMessages(source: ExportSource): { messages: ChatExportMessage[] } {
+  const messages: ChatExportMessage[] = [
     { role: "system", content: source.instruction },
     { role: "user", content: source.episode.initialObservation?.text ?? "" },
   ];

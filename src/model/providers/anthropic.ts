@@ -8,6 +8,7 @@ import type {
   MessageParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { toModelError } from "../http-errors.js";
+import { nodeFetch } from "../http-transport.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
 
@@ -95,6 +96,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     apiKey: options.apiKey ?? "no-key",
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
     maxRetries: 0,
+    fetch: nodeFetch,
+    // The SDKs would print raw server data to the console; errors reach the user as ModelErrors.
+    logLevel: "off",
     timeout: 24 * 60 * 60 * 1000,
   });
   return {
@@ -128,7 +132,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
           model: message.model,
         };
       } catch (error) {
-        throw toModelError(error, options.apiKey ? { secrets: [options.apiKey] } : {});
+        throw toModelError(error, {
+          ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+          ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
+        });
       }
     },
   };

@@ -10,6 +10,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { toModelError } from "../http-errors.js";
+import { nodeFetch } from "../http-transport.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
 
@@ -79,6 +80,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     apiKey: options.apiKey ?? "no-key",
     ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}),
     maxRetries: 0,
+    fetch: nodeFetch,
+    // The SDKs would print raw server data to the console; errors reach the user as ModelErrors.
+    logLevel: "off",
     // Per-attempt timeouts come from the retry policy's AbortSignal.
     timeout: 24 * 60 * 60 * 1000,
   });
