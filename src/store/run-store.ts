@@ -399,6 +399,17 @@ export class RunStore {
     }));
   }
 
+  /** What a run's model calls have cost so far, in USD (0 for a new run). */
+  runCostUsd(runId: string): number {
+    const row = this.db
+      .prepare(
+        `SELECT COALESCE(SUM(c.cost_usd), 0) AS cost
+         FROM model_calls c JOIN episodes e ON e.id = c.episode_id WHERE e.run_id = ?`,
+      )
+      .get(runId) as { cost: number };
+    return row.cost;
+  }
+
   /** Tokens, cost and latency of a run's model calls, by model. */
   usageByModel(runId: string): ModelUsageSummary[] {
     return this.db

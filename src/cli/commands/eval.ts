@@ -113,7 +113,14 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  let spent = 0;
+  // The budget is the run's: a resumed run starts from what its stored calls already cost.
+  let spent = store.runCostUsd(runId);
+  const checkBudget = () => {
+    if (options.budgetUsd !== undefined && spent >= options.budgetUsd && !stop.signal.aborted) {
+      stop.abort("budget");
+    }
+  };
+  checkBudget();
   const agent = model
     ? resolveAgent(agentName, env, {
         model: createModelClient(model, {
@@ -182,6 +189,11 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
     );
     io.stdout(renderMetrics(report));
     if (usage.length > 0) io.stdout(`\n${renderUsage(usage)}`);
+  }
+  if (report.errors > 0) {
+    io.stderr(
+      `${report.errors} episodes ended in an error (not counted as failures; see clade show ${runId} --episodes); run the same command to retry them\n`,
+    );
   }
   if (result.stopReason === "budget") {
     io.stderr(
