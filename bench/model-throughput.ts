@@ -17,6 +17,9 @@ import {
   runEpisodes,
 } from "../dist/index.js";
 
+// tsx turns on source maps for stack traces; `clade eval` runs without them, so measure without.
+process.setSourceMapsEnabled(false);
+
 const LATENCY_MS = 200;
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,8,64,256").split(",").map(Number);
 const ROUNDS = 5;

@@ -14,7 +14,13 @@ const agents = {
   "https:": new https.Agent({ keepAlive: true }),
 };
 
-function toHeaderRecord(headers: ConstructorParameters<typeof Headers>[0]): Record<string, string> {
+type HeaderInput = ConstructorParameters<typeof Headers>[0];
+
+/** Plain records pass through; Headers and entry lists are copied into one. */
+function toHeaderRecord(headers: HeaderInput): Record<string, string> {
+  if (headers && !(headers instanceof Headers) && !Array.isArray(headers)) {
+    return headers as Record<string, string>;
+  }
   const record: Record<string, string> = {};
   new Headers(headers).forEach((value, key) => {
     record[key] = value;
@@ -22,12 +28,12 @@ function toHeaderRecord(headers: ConstructorParameters<typeof Headers>[0]): Reco
   return record;
 }
 
-function responseHeaders(incoming: http.IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(incoming.headers)) {
-    if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
-  }
-  return headers;
+/** Response headers as entries, which the Response constructor takes without a Headers detour. */
+function responseHeaders(incoming: http.IncomingMessage): [string, string][] {
+  const raw = incoming.rawHeaders;
+  const entries: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) entries.push([raw[i] as string, raw[i + 1] as string]);
+  return entries;
 }
 
 function abortError(signal: AbortSignal): unknown {
