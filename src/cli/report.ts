@@ -1,5 +1,6 @@
 /** Human-readable reports of a run's metrics, shared by `eval`, `show` and `demo`. */
 import type { MetricsReport } from "../eval/metrics.js";
+import type { ModelUsageSummary } from "../store/run-store.js";
 import { formatInterval, formatRate, renderTable } from "./table.js";
 
 /** Each metric beside its definition's name, as docs/metrics.md asks. */
@@ -42,4 +43,46 @@ export function renderMetrics(report: MetricsReport): string {
     ]);
   }
   return renderTable(["metric", "value", "95% CI (bootstrap over tasks)", "definition"], rows);
+}
+
+/** Tokens, cost and latency by model, with a total row when there are several models. */
+export function renderUsage(rows: readonly ModelUsageSummary[]): string {
+  const total = rows.reduce(
+    (t, r) => ({
+      calls: t.calls + r.calls,
+      cacheHits: t.cacheHits + r.cacheHits,
+      failedCalls: t.failedCalls + r.failedCalls,
+      inputTokens: t.inputTokens + r.inputTokens,
+      outputTokens: t.outputTokens + r.outputTokens,
+      costUsd: t.costUsd + r.costUsd,
+      retries: t.retries + r.retries,
+    }),
+    {
+      calls: 0,
+      cacheHits: 0,
+      failedCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      retries: 0,
+    },
+  );
+  const line = (name: string, r: typeof total, latency: number | null) => [
+    name,
+    r.calls,
+    r.cacheHits,
+    r.failedCalls,
+    r.retries,
+    r.inputTokens,
+    r.outputTokens,
+    `$${r.costUsd.toFixed(4)}`,
+    latency === null ? "n/a" : Math.round(latency),
+  ];
+  return renderTable(
+    ["model", "calls", "cached", "failed", "retries", "input tok", "output tok", "cost", "mean ms"],
+    [
+      ...rows.map((r) => line(r.model, r, r.meanLatencyMs)),
+      ...(rows.length > 1 ? [line("total", total, null)] : []),
+    ],
+  );
 }

@@ -32,7 +32,8 @@ function toHeaderRecord(headers: HeaderInput): Record<string, string> {
 function responseHeaders(incoming: http.IncomingMessage): [string, string][] {
   const raw = incoming.rawHeaders;
   const entries: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) entries.push([raw[i] as string, raw[i + 1] as string]);
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    entries.push([raw[i] as string, raw[i + 1] as string]);
   return entries;
 }
 

@@ -56,6 +56,13 @@ export interface StoredEpisode {
   durationMs: number;
 }
 
+export interface EpisodeUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
 export interface ModelUsageSummary {
   model: string;
   calls: number;
@@ -397,6 +404,19 @@ export class RunStore {
       attempts: row.attempts,
       startedAt: row.started_at,
     }));
+  }
+
+  /** Model calls, tokens and cost of each episode of a run that made any, by episode id. */
+  episodeUsage(runId: string): Map<number, EpisodeUsage> {
+    const rows = this.db
+      .prepare(
+        `SELECT c.episode_id AS id, COUNT(*) AS calls, SUM(c.input_tokens) AS inputTokens,
+           SUM(c.output_tokens) AS outputTokens, SUM(c.cost_usd) AS costUsd
+         FROM model_calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE e.run_id = ? GROUP BY c.episode_id`,
+      )
+      .all(runId) as (EpisodeUsage & { id: number })[];
+    return new Map(rows.map(({ id, ...usage }) => [id, usage]));
   }
 
   /** What a run's model calls have cost so far, in USD (0 for a new run). */

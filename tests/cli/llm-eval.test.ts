@@ -319,6 +319,19 @@ describe.each(ENVS)("clade eval with LLM agents on %s", (env) => {
       expect(shown.run.config.model).toBe(spec());
       expect(shown.metrics).toMatchObject({ episodes: 4, finished: 4, errors: 0 });
       expect(shown.episodes).toHaveLength(4);
+      // Totals per episode add up to the run's.
+      type EpisodeUsage = { calls: number; inputTokens: number; costUsd: number };
+      const perEpisode = shown.episodes.map((e: { usage: EpisodeUsage }) => e.usage);
+      expect(perEpisode.every((u: EpisodeUsage | null) => u !== null && u.calls > 0)).toBe(true);
+      expect(perEpisode.reduce((t: number, u: EpisodeUsage) => t + u.calls, 0)).toBe(
+        requests.length,
+      );
+      expect(perEpisode.reduce((t: number, u: EpisodeUsage) => t + u.inputTokens, 0)).toBe(
+        served.inputTokens,
+      );
+      expect(shown.usage).toEqual(rows);
+      const episodesTable = (await cli("show", run, "--db", db, "--episodes")).stdout;
+      expect(episodesTable).toMatch(/calls\s+tokens in\/out\s+cost/);
 
       const table = await cli("cost", run, "--db", db);
       expect(table.stdout).toContain(MODEL_ID);

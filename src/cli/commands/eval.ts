@@ -17,8 +17,7 @@ import { RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions, runIdSchema } from "../options.js";
 import { createProgress } from "../progress.js";
-import { renderMetrics } from "../report.js";
-import { renderUsage } from "./cost.js";
+import { renderMetrics, renderUsage } from "../report.js";
 
 const numberOption = (min: number, max: number) =>
   z

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { runMetrics } from "../../eval/report.js";
 import { RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
-import { renderMetrics } from "../report.js";
+import { renderMetrics, renderUsage } from "../report.js";
 import { formatRate, renderTable } from "../table.js";
 
 export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
@@ -70,31 +70,67 @@ export function showCommand(
     const episodes = store.episodes(runId);
     const seed = typeof run.config.seed === "number" ? run.config.seed : 0;
     const metrics = runMetrics(episodes, { seed });
+    const usage = store.usageByModel(runId);
+    const perEpisode = store.episodeUsage(runId);
+    const notRun = episodes.filter((e) => e.outcome === "not_run").length;
+    const parseErrors = episodes.reduce((sum, e) => sum + e.parseErrors, 0);
     if (options.json) {
-      io.stdout(`${JSON.stringify({ run, metrics, ...(options.episodes ? { episodes } : {}) })}\n`);
+      const withUsage = episodes.map((e) => ({ ...e, usage: perEpisode.get(e.id) ?? null }));
+      io.stdout(
+        `${JSON.stringify({ run, metrics, notRun, parseErrors, usage, ...(options.episodes ? { episodes: withUsage } : {}) })}\n`,
+      );
       return 0;
     }
     const config = Object.entries(run.config)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
       .join(" ");
-    io.stdout(`run ${run.id} [${run.status}]: ${run.env} v${run.envVersion}, agent ${run.agent}\n`);
-    io.stdout(`config: ${config}\n\n`);
+    const stopped = run.stopReason ? ` (stopped: ${run.stopReason})` : "";
+    io.stdout(
+      `run ${run.id} [${run.status}${stopped}]: ${run.env} v${run.envVersion}, agent ${run.agent}\n`,
+    );
+    io.stdout(`config: ${config}\n`);
+    if (notRun > 0) io.stdout(`not run: ${notRun} episodes (never started; a resume runs them)\n`);
+    if (parseErrors > 0)
+      io.stdout(`unusable model replies fed back to the model: ${parseErrors}\n`);
+    io.stdout("\n");
     io.stdout(renderMetrics(metrics));
+    if (usage.length > 0) io.stdout(`\n${renderUsage(usage)}`);
     if (options.episodes) {
+      const priced = perEpisode.size > 0;
       io.stdout("\n");
       io.stdout(
         renderTable(
-          ["task", "sample", "outcome", "reward", "turns", "end", "ms", "error"],
-          episodes.map((e) => [
-            e.taskIndex,
-            e.sampleIndex,
-            e.outcome,
-            e.reward,
-            e.turns,
-            e.endReason,
-            Math.round(e.durationMs),
-            e.error ?? "",
-          ]),
+          [
+            "task",
+            "sample",
+            "outcome",
+            "reward",
+            "turns",
+            "end",
+            "ms",
+            ...(priced ? ["calls", "tokens in/out", "cost"] : []),
+            "error",
+          ],
+          episodes.map((e) => {
+            const u = perEpisode.get(e.id);
+            return [
+              e.taskIndex,
+              e.sampleIndex,
+              e.outcome,
+              e.reward,
+              e.turns,
+              e.endReason,
+              Math.round(e.durationMs),
+              ...(priced
+                ? [
+                    u?.calls ?? 0,
+                    `${u?.inputTokens ?? 0}/${u?.outputTokens ?? 0}`,
+                    `$${(u?.costUsd ?? 0).toFixed(4)}`,
+                  ]
+                : []),
+              e.error ?? "",
+            ];
+          }),
         ),
       );
     }
