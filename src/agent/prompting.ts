@@ -12,7 +12,7 @@ import type {
   ModelRequest,
   ModelResponse,
 } from "../model/types.js";
-import type { Agent, AgentReply, EpisodeContext, Turn } from "./types.js";
+import type { Agent, AgentReply, AgentState, EpisodeContext, Turn } from "./types.js";
 
 /** The fixed assistant acknowledgement after the instruction, as in AgentGym's trajectories. */
 export const ACKNOWLEDGEMENT = "OK.";
@@ -156,6 +156,30 @@ export function buildConversation(input: ConversationInput): ChatMessage[] {
     messages.push(...input.renderTurn(history[i] as Turn, i, format(observationAfter(i))));
   }
   return messages;
+}
+
+/**
+ * One episode's prompt builder: remembers the first observation (it holds the task statement and
+ * stays in the prompt whatever the window) and builds each turn's conversation.
+ */
+export function episodeConversation(
+  settings: LlmAgentSettings,
+  renderTurn: TurnRenderer,
+): (state: AgentState) => ChatMessage[] {
+  let initialObservation: Observation | undefined;
+  return (state) => {
+    if (state.history.length === 0) initialObservation = state.observation;
+    return buildConversation({
+      systemPrompt: settings.systemPrompt,
+      instruction: state.instruction,
+      initialObservation,
+      history: state.history,
+      observation: state.observation,
+      historyWindow: settings.historyWindow,
+      showAvailableActions: settings.showAvailableActions,
+      renderTurn,
+    });
+  };
 }
 
 /** Shortened for quoting back to the model. */

@@ -8,10 +8,10 @@ import type { ChatMessage, Model, ModelResponse } from "../model/types.js";
 import {
   availableActionsHint,
   baseRequest,
-  buildConversation,
   completeWithCorrections,
   EMPTY_REPLY_PLACEHOLDER,
   type EpisodeAgentFactory,
+  episodeConversation,
   type LlmAgentOptions,
   parseReactAction,
   type ReplyReading,
@@ -72,21 +72,10 @@ export function readReactReply(response: ModelResponse, observation: Observation
 export function createReactAgent(model: Model, options: ReactOptions = {}): EpisodeAgentFactory {
   const settings = resolveAgentSettings(options, DEFAULT_REACT_SYSTEM_PROMPT);
   return (context) => {
-    // The first observation holds the task statement; it stays in the prompt whatever the window.
-    let initialObservation: Observation | undefined;
+    const conversation = episodeConversation(settings, renderReactTurn);
     return {
       async act(state, signal) {
-        if (state.history.length === 0) initialObservation = state.observation;
-        const messages = buildConversation({
-          systemPrompt: settings.systemPrompt,
-          instruction: state.instruction,
-          initialObservation,
-          history: state.history,
-          observation: state.observation,
-          historyWindow: settings.historyWindow,
-          showAvailableActions: settings.showAvailableActions,
-          renderTurn: renderReactTurn,
-        });
+        const messages = conversation(state);
         return completeWithCorrections({
           model,
           request: baseRequest(messages, settings, context),

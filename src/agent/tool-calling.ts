@@ -12,10 +12,10 @@ import type { ChatMessage, Model, ModelResponse, ToolCall, ToolSpec } from "../m
 import {
   availableActionsHint,
   baseRequest,
-  buildConversation,
   completeWithCorrections,
   EMPTY_REPLY_PLACEHOLDER,
   type EpisodeAgentFactory,
+  episodeConversation,
   type LlmAgentOptions,
   matchAvailableAction,
   NO_ACTION,
@@ -214,21 +214,10 @@ export function createToolCallingAgent(
 ): EpisodeAgentFactory {
   const settings = resolveAgentSettings(options, DEFAULT_TOOL_CALLING_SYSTEM_PROMPT);
   return (context) => {
-    // The first observation holds the task statement; it stays in the prompt whatever the window.
-    let initialObservation: Observation | undefined;
+    const conversation = episodeConversation(settings, renderToolTurn);
     return {
       async act(state, signal) {
-        if (state.history.length === 0) initialObservation = state.observation;
-        const messages = buildConversation({
-          systemPrompt: settings.systemPrompt,
-          instruction: state.instruction,
-          initialObservation,
-          history: state.history,
-          observation: state.observation,
-          historyWindow: settings.historyWindow,
-          showAvailableActions: settings.showAvailableActions,
-          renderTurn: renderToolTurn,
-        });
+        const messages = conversation(state);
         const turn = state.history.length;
         return completeWithCorrections({
           model,

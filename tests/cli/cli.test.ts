@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli } from "../fixtures/cli.js";
+
+const cli = runCli;
 
 let dir: string;
 let db: string;
@@ -11,21 +13,6 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "clade-cli-"));
   db = join(dir, "clade.db");
 });
-
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: false,
-  });
-  return { code, stdout, stderr };
-}
 
 describe("clade envs", () => {
   it("lists the four built-in environments with task counts", async () => {

@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { RunStore } from "../../src/store/run-store.js";
 import {
   type FakeModelServer,
@@ -22,6 +21,9 @@ import {
 } from "../../src/testing/fake-model-server.js";
 import { openaiWire } from "../../src/testing/fake-openai-wire.js";
 import { estimateUsage } from "../../src/testing/fake-reply.js";
+import { runCli } from "../fixtures/cli.js";
+
+const cli = runCli;
 
 const ENVS = ["maze", "wordle", "textcraft", "todo"] as const;
 type EnvName = (typeof ENVS)[number];
@@ -63,21 +65,6 @@ afterEach(async () => {
     else process.env[name] = value;
   }
 });
-
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: false,
-  });
-  return { code, stdout, stderr };
-}
 
 function spec(): string {
   return `openai-compatible:${server.openaiBaseUrl}#fake-model`;

@@ -17,7 +17,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.js";
 import {
   type FakeModelServer,
   type FakeReply,
@@ -25,6 +24,7 @@ import {
   type FakeRule,
   startFakeModelServer,
 } from "../../src/testing/fake-model-server.js";
+import { runCli } from "../fixtures/cli.js";
 
 const ENV_KEY = "sk-test-SECRET-7f3a9c";
 const CONFIG_KEY = "sk-conf-SECRET-55d1";
@@ -84,17 +84,7 @@ afterEach(async () => {
 });
 
 async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: false,
-  });
+  const { code, stdout, stderr } = await runCli(...argv);
   captured.push(stdout, stderr);
   return { code, stdout, stderr };
 }
