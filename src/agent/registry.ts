@@ -5,7 +5,9 @@ import type { Model } from "../model/types.js";
 import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
 import { createReactAgent } from "./react.js";
+import { solveGridworld } from "./reference/gridworld.js";
 import { solveMaze } from "./reference/maze.js";
+import { solveSql } from "./reference/sql.js";
 import { solveTextcraft } from "./reference/textcraft.js";
 import { solveTodo } from "./reference/todo.js";
 import { solveWordle } from "./reference/wordle.js";
@@ -17,6 +19,8 @@ const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
   wordle: solveWordle,
   textcraft: solveTextcraft,
   todo: solveTodo,
+  gridworld: solveGridworld,
+  sql: solveSql,
 };
 
 export interface AgentFactory {

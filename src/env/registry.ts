@@ -1,11 +1,20 @@
 /** The built-in environments, by name. */
+import { gridworldEnv } from "./gridworld/index.js";
 import { mazeEnv } from "./maze/index.js";
+import { sqlEnv } from "./sql/index.js";
 import { textcraftEnv } from "./textcraft/index.js";
 import { todoEnv } from "./todo/index.js";
 import type { EnvDefinition } from "./types.js";
 import { wordleEnv } from "./wordle/index.js";
 
-export const BUILTIN_ENVS: readonly EnvDefinition[] = [mazeEnv, wordleEnv, textcraftEnv, todoEnv];
+export const BUILTIN_ENVS: readonly EnvDefinition[] = [
+  mazeEnv,
+  wordleEnv,
+  textcraftEnv,
+  todoEnv,
+  gridworldEnv,
+  sqlEnv,
+];
 
 export class UnknownEnvError extends Error {
   override name = "UnknownEnvError";

@@ -1,0 +1,159 @@
+/** The sql environment: answer a question about a database with a SQL query (after BIRD). */
+import {
+  activeEpisode,
+  checkTaskIndex,
+  type Env,
+  type EnvInfo,
+  type Observation,
+  type ResetOptions,
+  type StepResult,
+} from "../types.js";
+import { parseAction } from "./action.js";
+import { type ComparableResult, sameResult } from "./compare.js";
+import { type LoadedDatabase, loadDatabase } from "./databases.js";
+import { type QueryResult, runQuery } from "./execute.js";
+import { generateTask, type SqlTask } from "./task.js";
+import {
+  answerErrorText,
+  correctText,
+  emptySqlText,
+  INSTRUCTION,
+  invalidActionText,
+  MAX_STEPS,
+  OUT_OF_STEPS_TEXT,
+  queryErrorText,
+  resultTable,
+  stepsLeftText,
+  taskText,
+  wrongText,
+} from "./text.js";
+
+export const SQL_INFO: EnvInfo = {
+  name: "sql",
+  version: "1.0.0",
+  description:
+    "Text-to-SQL over five small SQLite databases (shop, school, library, flights, HR): explore " +
+    "with read-only queries, then submit a query whose result must match the gold query's " +
+    "(after BIRD / AgentGym's SqlGym).",
+  instruction: INSTRUCTION,
+  splits: { train: { start: 100, end: 500 }, test: { start: 0, end: 100 } },
+  successThreshold: 1,
+  maxSteps: MAX_STEPS,
+};
+
+/** Gold results per gold query, computed on first use; the databases never change. */
+const goldResults = new Map<string, ComparableResult>();
+
+/** The gold query's result on its database; throws if the shipped gold query fails. */
+export function goldResult(task: SqlTask): ComparableResult {
+  const key = `${task.database}\n${task.gold}`;
+  let result = goldResults.get(key);
+  if (!result) {
+    const outcome = runQuery(loadDatabase(task.database), task.gold);
+    if (!outcome.ok)
+      throw new Error(`sql: gold query of task ${task.index} fails: ${outcome.error}`);
+    result = outcome.result;
+    goldResults.set(key, result);
+  }
+  return result;
+}
+
+interface Episode {
+  task: SqlTask;
+  database: LoadedDatabase;
+  gold: ComparableResult;
+  steps: number;
+  done: boolean;
+}
+
+export class SqlEnv implements Env {
+  readonly info = SQL_INFO;
+  private episode: Episode | undefined;
+
+  async reset(taskIndex: number, options: ResetOptions = {}): Promise<Observation> {
+    checkTaskIndex(this.info, taskIndex);
+    const task = generateTask(taskIndex, options.seed ?? 0);
+    const database = loadDatabase(task.database);
+    this.episode = { task, database, gold: goldResult(task), steps: 0, done: false };
+    return {
+      text: taskText(task.database, database.spec.description, database.schema, task.question),
+    };
+  }
+
+  async step(action: string): Promise<StepResult> {
+    const episode = activeEpisode(this.info.name, this.episode);
+    episode.steps++;
+    const parsed = parseAction(action);
+    if (!parsed) return this.goOn(episode, invalidActionText(action), { invalid: true });
+    if (parsed.sql === "") {
+      return this.goOn(episode, emptySqlText(parsed.kind), { invalid: true, kind: parsed.kind });
+    }
+    const outcome = runQuery(episode.database, parsed.sql);
+    if (parsed.kind === "query") {
+      if (!outcome.ok) {
+        return this.goOn(episode, queryErrorText(outcome.error), {
+          kind: "query",
+          error: outcome.error,
+        });
+      }
+      const { columns, rows, truncated } = outcome.result;
+      return this.goOn(episode, resultTable(columns, rows, truncated), {
+        kind: "query",
+        rows: rows.length,
+        truncated,
+      });
+    }
+    if (!outcome.ok) {
+      return this.goOn(episode, answerErrorText(outcome.error), {
+        kind: "answer",
+        invalid: true,
+        error: outcome.error,
+      });
+    }
+    return this.finish(episode, outcome.result);
+  }
+
+  /** A step that does not end the episode, unless it was the last one allowed. */
+  private goOn(episode: Episode, text: string, info: Record<string, unknown>): StepResult {
+    if (episode.steps < MAX_STEPS) {
+      return {
+        observation: { text: text + stepsLeftText(MAX_STEPS - episode.steps) },
+        reward: 0,
+        done: false,
+        info,
+      };
+    }
+    episode.done = true;
+    return {
+      observation: { text: text + OUT_OF_STEPS_TEXT },
+      reward: 0,
+      done: true,
+      info: { ...info, success: false, steps: episode.steps },
+    };
+  }
+
+  private finish(episode: Episode, result: QueryResult): StepResult {
+    episode.done = true;
+    const success = !result.truncated && sameResult(episode.gold, result, episode.task.ordered);
+    const text = success
+      ? correctText()
+      : wrongText(
+          {
+            columns: result.columns.length,
+            rows: result.rows.length,
+            truncated: result.truncated,
+          },
+          { columns: episode.gold.columns.length, rows: episode.gold.rows.length },
+        );
+    return {
+      observation: { text },
+      reward: success ? 1 : 0,
+      done: true,
+      info: { kind: "answer", success, steps: episode.steps, rows: result.rows.length },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.episode = undefined;
+  }
+}
