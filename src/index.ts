@@ -10,6 +10,7 @@ export {
 } from "./agent/tool-calling.js";
 export type * from "./agent/types.js";
 export { BUILTIN_ENVS, findEnv, UnknownEnvError } from "./env/registry.js";
+export * from "./env/remote/index.js";
 export { createRng, mixSeeds, type Rng } from "./env/rng.js";
 export * from "./env/types.js";
 export * from "./eval/evaluation.js";
@@ -29,6 +30,7 @@ export * from "./model/spec.js";
 export * from "./model/types.js";
 export * from "./rollout/episode.js";
 export * from "./rollout/runner.js";
+export * from "./serve/index.js";
 export { StoreError } from "./store/database.js";
 export { EpisodeWriter } from "./store/episode-writer.js";
 export * from "./store/export.js";

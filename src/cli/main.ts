@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { UnknownAgentError } from "../agent/registry.js";
 import { UnknownEnvError } from "../env/registry.js";
+import { RemoteEnvError } from "../env/remote/index.js";
 import { TaskRangeError } from "../eval/task-range.js";
 import { ConfigError } from "../model/config.js";
 import { MissingKeyError } from "../model/resolve.js";
@@ -14,6 +15,7 @@ import { evalCommand } from "./commands/eval.js";
 import { exportCommand } from "./commands/export.js";
 import { modelsCommand } from "./commands/models.js";
 import { runsCommand, showCommand } from "./commands/runs.js";
+import { serveEnvCommand } from "./commands/serve-env.js";
 import { type CliIo, processIo, UsageError } from "./io.js";
 import { DEFAULT_DB } from "./options.js";
 
@@ -27,6 +29,7 @@ const USER_ERRORS = [
   ConfigError,
   ModelSpecError,
   MissingKeyError,
+  RemoteEnvError,
 ];
 
 function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
@@ -80,6 +83,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--max-tokens <n>", "reply length limit")
     .option("--history <turns>", "past turns kept in the prompt (default: all)")
     .option("--system-prompt <text>", "system prompt for the LLM agent")
+    .option(
+      "--env-url <url>",
+      "evaluate an environment served over HTTP (clade serve-env or AgentGym)",
+    )
+    .option("--dialect <dialect>", "protocol of --env-url: id | env_idx | clade", "id")
     .action(async (opts) => setExit(await evalCommand(opts, io)));
 
   program
@@ -107,6 +115,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--success-only", "only successful episodes")
     .addOption(dbOption())
     .action((run, opts) => setExit(exportCommand(run, opts, io)));
+
+  program
+    .command("serve-env")
+    .description("serve an environment over AgentGym's HTTP protocol (for AgentGym / AgentGym-RL)")
+    .requiredOption("--env <name>", "environment (see: clade envs)")
+    .option("--host <host>", "address to bind (loopback unless told otherwise)", "127.0.0.1")
+    .option("--port <port>", "port (0 = any free port)", "36001")
+    .option("--max-instances <n>", "environment instances alive at once", "1024")
+    .option("--idle-timeout <seconds>", "close instances unused this long", "600")
+    .action(async (opts) => setExit(await serveEnvCommand(opts, io)));
 
   program
     .command("models")

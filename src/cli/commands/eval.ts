@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { LlmAgentOptions } from "../../agent/prompting.js";
 import { isLlmAgent, resolveAgent, UnknownAgentError } from "../../agent/registry.js";
 import { findEnv } from "../../env/registry.js";
+import { connectRemoteEnv } from "../../env/remote/index.js";
 import { type EvalResult, runEvaluation } from "../../eval/evaluation.js";
 import { runMetrics } from "../../eval/report.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
@@ -50,6 +51,8 @@ export const evalOptionsSchema = z.object({
   maxTokens: integerOption(1, 1_000_000).optional(),
   history: integerOption(0, 100_000).optional(),
   systemPrompt: z.string().optional(),
+  envUrl: z.url({ error: "must be an http(s) URL" }).optional(),
+  dialect: z.enum(["id", "env_idx", "clade"], { error: "must be id, env_idx or clade" }),
 });
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
@@ -72,7 +75,15 @@ function publicSpec(model: ResolvedModel): string {
 export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evalOptionsSchema, raw);
   // Everything is validated before the store is opened: bad input writes nothing.
-  const env = findEnv(options.env);
+  const env = options.envUrl
+    ? await connectRemoteEnv({
+        url: options.envUrl,
+        dialect: options.dialect,
+        env: options.env,
+        // A clade server describes itself (/v1/info); for others the name is all we know.
+        info: { name: options.env },
+      })
+    : findEnv(options.env);
   const tasks = parseTaskRange(options.tasks, env.info);
   const agentName = options.agent ?? (options.model ? "react" : "reference");
   const llm = isLlmAgent(agentName);
@@ -160,9 +171,10 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
         timeoutMs: options.timeout * 1000,
         seed: options.seed,
         concurrency: options.concurrency,
-        ...(model
-          ? { identity: { model: publicSpec(model), params: model.params, agentOptions } }
-          : {}),
+        identity: {
+          ...(options.envUrl ? { envUrl: options.envUrl, dialect: options.dialect } : {}),
+          ...(model ? { model: publicSpec(model), params: model.params, agentOptions } : {}),
+        },
       },
       onProgress: (p) => progress.update(p),
       signal: controller.signal,

@@ -1,0 +1,41 @@
+/** `clade serve-env`: serve a built-in environment over AgentGym's HTTP protocol (and /v1). */
+import { z } from "zod";
+import { findEnv } from "../../env/registry.js";
+import { startEnvServer } from "../../serve/index.js";
+import type { CliIo } from "../io.js";
+import { integerOption, parseOptions } from "../options.js";
+
+const serveOptionsSchema = z.object({
+  env: z.string().min(1, "is required"),
+  host: z.string().min(1, "must not be empty"),
+  port: integerOption(0, 65_535),
+  maxInstances: integerOption(1, 1_000_000),
+  idleTimeout: integerOption(1, 7 * 24 * 3600),
+});
+
+/** Serves until SIGINT or SIGTERM, then shuts down gracefully. */
+export async function serveEnvCommand(
+  raw: z.input<typeof serveOptionsSchema>,
+  io: CliIo,
+): Promise<number> {
+  const options = parseOptions(serveOptionsSchema, raw);
+  const env = findEnv(options.env);
+  const running = await startEnvServer(env, {
+    host: options.host,
+    port: options.port,
+    maxInstances: options.maxInstances,
+    idleTimeoutMs: options.idleTimeout * 1000,
+  });
+  io.stderr(
+    `serving ${env.info.name} v${env.info.version} at ${running.url} ` +
+      `(AgentGym "id" API at /, clade API at /v1); Ctrl-C stops\n`,
+  );
+  io.stdout(`${running.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+  io.stderr("shutting down: finishing requests in flight and closing instances\n");
+  await running.close();
+  return 0;
+}

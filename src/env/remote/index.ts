@@ -1,0 +1,20 @@
+/** Environments served over HTTP (AgentGym's dialects and clade's /v1 API) as clade Envs. */
+export {
+  connectRemoteEnv,
+  createRemoteEnv,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  fetchCladeEnvInfo,
+  RemoteEnv,
+  type RemoteEnvOptions,
+  type RemoteRetryPolicy,
+  remoteEnvInfo,
+  retryAfterMs,
+} from "./client.js";
+export type { RemoteDialect } from "./dialects.js";
+export {
+  EnvServerUnavailableError,
+  RemoteEnvError,
+  type RemoteErrorDetails,
+  RemoteInstanceLostError,
+  RemoteProtocolError,
+} from "./errors.js";

@@ -1,0 +1,90 @@
+/** `clade serve-env` as a real process, driven by `clade eval --env-url`. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../fixtures/cli.js";
+
+const BIN = join(import.meta.dirname, "..", "..", "bin", "clade.js");
+let child: ChildProcess | undefined;
+
+afterEach(() => {
+  child?.kill("SIGKILL");
+  child = undefined;
+});
+
+function serve(...args: string[]): Promise<string> {
+  child = spawn(process.execPath, [BIN, "serve-env", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    child?.stdout?.once("data", (data: Buffer) => resolve(data.toString().trim()));
+    child?.once("exit", (code) => reject(new Error(`serve-env exited with ${code}`)));
+  });
+}
+
+describe("clade serve-env", () => {
+  it("serves an environment that clade eval can run on through both APIs", async () => {
+    const url = await serve("--env", "maze");
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const db = join(mkdtempSync(join(tmpdir(), "clade-serve-")), "c.db");
+    for (const dialect of ["id", "clade"]) {
+      const result = await runCli(
+        "eval",
+        "--env",
+        "maze",
+        "--env-url",
+        url,
+        "--dialect",
+        dialect,
+        "--agent",
+        "reference",
+        "--tasks",
+        "0-4",
+        "--run-id",
+        `r-${dialect}`,
+        "--db",
+        db,
+        "--json",
+      );
+      expect(result.code).toBe(0);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.metrics).toMatchObject({ episodes: 5, successRate: 1, errors: 0 });
+    }
+    const show = JSON.parse((await runCli("show", "r-id", "--db", db, "--json")).stdout);
+    expect(show.run.config).toMatchObject({ envUrl: url, dialect: "id" });
+    const exited = new Promise((resolve) => child?.once("exit", (code) => resolve(code)));
+    child?.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("says when no server is listening, in one line, writing nothing", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "clade-serve-")), "c.db");
+    const result = await runCli(
+      "eval",
+      "--env",
+      "maze",
+      "--env-url",
+      "http://127.0.0.1:9",
+      "--agent",
+      "random",
+      "--tasks",
+      "0-1",
+      "--db",
+      db,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^clade: error: no environment server at http:\/\/127\.0\.0\.1:9 .*is the environment server started\?/,
+    );
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("rejects an unknown environment before binding", async () => {
+    const result = await runCli("serve-env", "--env", "chess", "--port", "0");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown environment "chess"/);
+  });
+});
