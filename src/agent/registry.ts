@@ -5,6 +5,7 @@ import type { Model } from "../model/types.js";
 import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
 import { createReactAgent } from "./react.js";
+import { solveCoding } from "./reference/coding.js";
 import { solveGridworld } from "./reference/gridworld.js";
 import { solveMaze } from "./reference/maze.js";
 import { solveSql } from "./reference/sql.js";
@@ -21,6 +22,7 @@ const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
   todo: solveTodo,
   gridworld: solveGridworld,
   sql: solveSql,
+  coding: solveCoding,
 };
 
 export interface AgentFactory {

@@ -1,4 +1,5 @@
 /** The built-in environments, by name. */
+import { codingEnv } from "./coding/index.js";
 import { gridworldEnv } from "./gridworld/index.js";
 import { mazeEnv } from "./maze/index.js";
 import { sqlEnv } from "./sql/index.js";
@@ -14,6 +15,7 @@ export const BUILTIN_ENVS: readonly EnvDefinition[] = [
   todoEnv,
   gridworldEnv,
   sqlEnv,
+  codingEnv,
 ];
 
 export class UnknownEnvError extends Error {

@@ -1,0 +1,260 @@
+/**
+ * The sandboxed test runner. Agent code runs only in a child `node` process: empty environment
+ * (no inherited variables, so no secrets), 128 MB heap, a wall-clock timeout that kills the
+ * child's process group, capped output, cwd = the workspace, and, where Node offers it, the
+ * permission model: files readable and writable only inside the workspace, no child processes,
+ * no workers, no addons.
+ */
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import { HARNESS_SOURCE, type HarnessSpec } from "./harness.js";
+
+export const DEFAULT_TIMEOUT_MS = 5000;
+/** Console output kept for the observation (per stream); the rest is counted, not stored. */
+export const OUTPUT_KEEP_CHARS = 4000;
+/** A child printing more than this in total is killed. */
+export const OUTPUT_KILL_BYTES = 8 * 1024 * 1024;
+/** Result records beyond this size are dropped (the harness keeps values far smaller). */
+const RECORDS_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Node 20 names the permission model --experimental-permission; later versions --permission. */
+function permissionFlags(root: string): string[] {
+  const flags = process.allowedNodeEnvironmentFlags;
+  const flag = flags.has("--permission")
+    ? "--permission"
+    : flags.has("--experimental-permission")
+      ? "--experimental-permission"
+      : undefined;
+  if (flag === undefined) return [];
+  return [flag, `--allow-fs-read=${root}`, `--allow-fs-write=${root}`];
+}
+
+export interface SuiteRequest {
+  /** The module's file name inside the workspace. */
+  file: string;
+  names: string[];
+  calls: string[];
+}
+
+export interface ErrorReport {
+  name: string;
+  message: string;
+  /** The stack frame inside the workspace that threw, e.g. "at f (sol.js:3:9)"; may be empty. */
+  where: string;
+  /** The first lines of the stack (syntax errors show the offending line here). */
+  stack: string;
+}
+
+export type CaseRecord = { ok: true; value: unknown } | { ok: false; error: ErrorReport };
+
+export type LoadRecord = { ok: true; exports: string[] } | { ok: false; error: ErrorReport };
+
+export interface SuiteRun {
+  /** Undefined when the child never got to load the module (killed or crashed before). */
+  load: LoadRecord | undefined;
+  /** Per call, in order; undefined for calls that never finished. */
+  cases: (CaseRecord | undefined)[];
+}
+
+export interface SandboxRun {
+  suites: SuiteRun[];
+  /** The harness reached its end (every call finished). */
+  completed: boolean;
+  timedOut: boolean;
+  /** Killed for printing more than OUTPUT_KILL_BYTES. */
+  outputExceeded: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  stdout: CappedText;
+  stderr: CappedText;
+  durationMs: number;
+}
+
+export interface CappedText {
+  text: string;
+  /** Characters received beyond `text`. */
+  dropped: number;
+}
+
+export interface SandboxOptions {
+  /** Absolute workspace directory: the child's cwd and the only place it may read or write. */
+  root: string;
+  timeoutMs?: number;
+}
+
+class TextCollector {
+  private kept = "";
+  private dropped = 0;
+  add(chunk: string): void {
+    const room = OUTPUT_KEEP_CHARS - this.kept.length;
+    if (room > 0) this.kept += chunk.slice(0, room);
+    this.dropped += Math.max(0, chunk.length - Math.max(0, room));
+  }
+  result(): CappedText {
+    return { text: this.kept, dropped: this.dropped };
+  }
+}
+
+/** Splits fd-3 bytes into JSON records; anything unparseable is ignored. */
+class RecordReader {
+  private pending = "";
+  private bytes = 0;
+  constructor(private readonly onRecord: (record: Record<string, unknown>) => void) {}
+  add(chunk: string): void {
+    this.bytes += chunk.length;
+    if (this.bytes > RECORDS_MAX_BYTES) return;
+    this.pending += chunk;
+    let newline = this.pending.indexOf("\n");
+    while (newline >= 0) {
+      const line = this.pending.slice(0, newline);
+      this.pending = this.pending.slice(newline + 1);
+      newline = this.pending.indexOf("\n");
+      try {
+        const record = JSON.parse(line) as unknown;
+        if (record && typeof record === "object") this.onRecord(record as Record<string, unknown>);
+      } catch {
+        // Not a harness record: ignore it.
+      }
+    }
+  }
+}
+
+function asErrorReport(value: unknown): ErrorReport {
+  const raw = (value ?? {}) as Partial<Record<keyof ErrorReport, unknown>>;
+  const text = (field: unknown) => (typeof field === "string" ? field : "");
+  return {
+    name: text(raw.name) || "Error",
+    message: text(raw.message),
+    where: text(raw.where),
+    stack: text(raw.stack),
+  };
+}
+
+/**
+ * Stores one harness record into the runs (the first record for each slot wins); true for the
+ * end record. Records without the run's nonce did not come from the harness and are ignored.
+ */
+function storeRecord(suites: SuiteRun[], record: Record<string, unknown>, nonce: string): boolean {
+  if (record.k !== nonce) return false;
+  if (record.t === "end") return true;
+  const suite = typeof record.s === "number" ? suites[record.s] : undefined;
+  if (!suite) return false;
+  if (record.t === "load" && suite.load === undefined) {
+    suite.load = record.ok
+      ? {
+          ok: true,
+          exports: Array.isArray(record.exports) ? record.exports.map((name) => String(name)) : [],
+        }
+      : { ok: false, error: asErrorReport(record.error) };
+  } else if (record.t === "case" && typeof record.i === "number") {
+    const i = record.i;
+    if (i >= 0 && i < suite.cases.length && suite.cases[i] === undefined) {
+      suite.cases[i] = record.ok
+        ? { ok: true, value: record.value }
+        : { ok: false, error: asErrorReport(record.error) };
+    }
+  }
+  return false;
+}
+
+/** Runs the suites' calls in one sandboxed child process and collects what came back. */
+export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): Promise<SandboxRun> {
+  const { root } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const spec: HarnessSpec = {
+    root,
+    nonce: randomUUID(),
+    suites: suites.map((suite) => ({
+      module: pathToFileURL(`${root}/${suite.file}`).href,
+      names: suite.names,
+      calls: suite.calls,
+    })),
+  };
+  const runs: SuiteRun[] = suites.map((suite) => ({
+    load: undefined,
+    cases: new Array<CaseRecord | undefined>(suite.calls.length).fill(undefined),
+  }));
+  const started = Date.now();
+  const args = [
+    "--max-old-space-size=128",
+    ...permissionFlags(root),
+    "--no-warnings",
+    "--input-type=module",
+    "--eval",
+    HARNESS_SOURCE,
+  ];
+
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env: {},
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
+      // Its own process group, so a kill reaches anything it started.
+      detached: true,
+      windowsHide: true,
+    });
+    const stdout = new TextCollector();
+    const stderr = new TextCollector();
+    let outputBytes = 0;
+    let completed = false;
+    let timedOut = false;
+    let outputExceeded = false;
+    let settled = false;
+
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = !completed;
+      kill();
+    }, timeoutMs);
+
+    const onOutput = (collector: TextCollector) => (chunk: string) => {
+      outputBytes += chunk.length;
+      collector.add(chunk);
+      if (outputBytes > OUTPUT_KILL_BYTES && !outputExceeded) {
+        outputExceeded = true;
+        kill();
+      }
+    };
+    child.stdout?.setEncoding("utf8").on("data", onOutput(stdout));
+    child.stderr?.setEncoding("utf8").on("data", onOutput(stderr));
+    const records = new RecordReader((record) => {
+      if (storeRecord(runs, record, spec.nonce)) completed = true;
+    });
+    const resultPipe = child.stdio[3];
+    if (resultPipe && "setEncoding" in resultPipe) {
+      resultPipe.setEncoding("utf8");
+      resultPipe.on("data", (chunk: string) => records.add(chunk));
+      resultPipe.on("error", () => {});
+    }
+    // The child may exit before reading its spec; a broken pipe here is not our failure.
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(JSON.stringify(spec));
+
+    const finish = (exitCode: number | null, signal: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({
+        suites: runs,
+        completed,
+        timedOut,
+        outputExceeded,
+        exitCode,
+        signal,
+        stdout: stdout.result(),
+        stderr: stderr.result(),
+        durationMs: Date.now() - started,
+      });
+    };
+    // "close" fires after every stdio stream has ended, so all records are in.
+    child.on("close", (code, signal) => finish(code, signal));
+    child.on("error", () => finish(null, null));
+  });
+}
