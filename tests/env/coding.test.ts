@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { solveCoding } from "../../src/agent/reference/coding.js";
-import type { AgentState } from "../../src/agent/types.js";
 import {
   CodingEnv,
   canonicalJson,
@@ -29,6 +28,7 @@ import {
   type StepResult,
   UnknownTaskError,
 } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = codingEnv.info;
 const FENCE = "```";
@@ -55,26 +55,6 @@ async function resetTask0(timeoutMs?: number): Promise<CodingEnv> {
   const env = newEnv(timeoutMs);
   await env.reset(0);
   return env;
-}
-
-async function runSolver(taskIndex: number, seed: number): Promise<StepResult> {
-  const env = newEnv();
-  const agent = solveCoding({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let state: AgentState = {
-    instruction: info.instruction,
-    observation: await env.reset(taskIndex, { seed }),
-    history: [],
-  };
-  const signal = new AbortController().signal;
-  for (;;) {
-    const reply = await agent.act(state, signal);
-    const result = await env.step(reply.action);
-    if (result.done) {
-      await env.close();
-      return result;
-    }
-    state = { ...state, observation: result.observation };
-  }
 }
 
 /** Runs `jobs` with at most `width` in flight. */
@@ -283,12 +263,12 @@ describe("coding reference solutions", () => {
       tasks.map(
         ([i, seed]) =>
           () =>
-            runSolver(i, seed),
+            runReferenceEpisode(codingEnv, solveCoding, i, seed),
       ),
     );
-    results.forEach((result, k) => {
-      expect(result.reward, `task ${tasks[k]}`).toBeGreaterThanOrEqual(info.successThreshold);
-      expect(result.info).toMatchObject({ success: true, fraction: 1 });
+    results.forEach((record, k) => {
+      expect(record.reward, `task ${tasks[k]}`).toBeGreaterThanOrEqual(info.successThreshold);
+      expect(record.steps.at(-1)?.info).toMatchObject({ success: true, fraction: 1 });
     });
   });
 

@@ -20,33 +20,17 @@ import {
   type World,
   walkDistances,
 } from "../../src/env/gridworld/index.js";
-import {
-  EpisodeDoneError,
-  NotResetError,
-  type Observation,
-  UnknownTaskError,
-} from "../../src/env/types.js";
+import { EpisodeDoneError, NotResetError, UnknownTaskError } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = gridworldEnv.info;
-const signal = new AbortController().signal;
 
+/** Runs the reference solver on a task; every action it sends must be valid. */
 async function runSolver(taskIndex: number, seed: number) {
-  const env = gridworldEnv.create();
-  const agent = solveGridworld({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let observation: Observation = await env.reset(taskIndex, { seed });
-  const actions: string[] = [];
-  for (let turn = 0; turn < info.maxSteps; turn++) {
-    const reply = await agent.act(
-      { instruction: info.instruction, observation, history: [] },
-      signal,
-    );
-    actions.push(reply.action);
-    const result = await env.step(reply.action);
-    if (result.info.invalid) throw new Error(`solver sent an invalid action: ${reply.action}`);
-    observation = result.observation;
-    if (result.done) return { reward: result.reward, actions, reply };
-  }
-  return { reward: 0, actions, reply: undefined };
+  const record = await runReferenceEpisode(gridworldEnv, solveGridworld, taskIndex, seed);
+  const invalid = record.steps.find((step) => step.info.invalid);
+  if (invalid) throw new Error(`solver sent an invalid action: ${invalid.action}`);
+  return record;
 }
 
 async function transcript(taskIndex: number, seed: number, actions: string[]): Promise<string[]> {
@@ -477,7 +461,9 @@ describe("gridworld reference solver", () => {
 
   it("solves train tasks, fetching keys, with AgentGym-style messages", async () => {
     for (const index of [100, 104, 251, 377, 499]) {
-      const { reward, actions, reply } = await runSolver(index, 5);
+      const { reward, steps } = await runSolver(index, 5);
+      const actions = steps.map((step) => step.action);
+      const reply = steps.at(-1);
       expect(reward, `task ${index}`).toBe(1);
       expect(reply?.message).toMatch(/^Thought: .+\n\nAction: .+$/);
       expect(reply?.message?.endsWith(`Action: ${reply.action}`)).toBe(true);

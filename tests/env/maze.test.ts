@@ -10,12 +10,8 @@ import {
   neighbour,
   parseMove,
 } from "../../src/env/maze/index.js";
-import {
-  EpisodeDoneError,
-  NotResetError,
-  type Observation,
-  UnknownTaskError,
-} from "../../src/env/types.js";
+import { EpisodeDoneError, NotResetError, UnknownTaskError } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = mazeEnv.info;
 const cellOf = (maze: Maze, text: string): number => {
@@ -25,23 +21,6 @@ const cellOf = (maze: Maze, text: string): number => {
 };
 const openDirection = (maze: Maze, cell: number, open: boolean): number =>
   [0, 1, 2, 3].find((d) => Boolean((maze.walls[cell] ?? 0) & (1 << d)) !== open) ?? -1;
-
-async function runSolver(taskIndex: number, seed: number) {
-  const env = mazeEnv.create();
-  const agent = solveMaze({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let observation: Observation = await env.reset(taskIndex, { seed });
-  const signal = new AbortController().signal;
-  for (let turn = 0; turn < info.maxSteps; turn++) {
-    const reply = await agent.act(
-      { instruction: info.instruction, observation, history: [] },
-      signal,
-    );
-    const result = await env.step(reply.action);
-    observation = result.observation;
-    if (result.done) return { reward: result.reward, steps: turn + 1, reply };
-  }
-  return { reward: 0, steps: info.maxSteps, reply: undefined };
-}
 
 async function transcript(taskIndex: number, seed: number, actions: string[]): Promise<string[]> {
   const env = mazeEnv.create();
@@ -268,7 +247,7 @@ describe("maze reference solver", () => {
     for (const seed of [0, 1, 17, 123456]) {
       const failures: number[] = [];
       for (let index = info.splits.test.start; index < info.splits.test.end; index++) {
-        const { reward } = await runSolver(index, seed);
+        const { reward } = await runReferenceEpisode(mazeEnv, solveMaze, index, seed);
         if (reward < info.successThreshold) failures.push(index);
       }
       expect(failures, `seed ${seed}`).toEqual([]);
@@ -277,10 +256,11 @@ describe("maze reference solver", () => {
 
   it("solves train tasks along the shortest path with AgentGym-style messages", async () => {
     for (const index of [100, 250, 377, 499]) {
-      const { reward, steps, reply } = await runSolver(index, 5);
+      const { reward, steps } = await runReferenceEpisode(mazeEnv, solveMaze, index, 5);
+      const reply = steps.at(-1);
       const maze = generateMaze(index, 5);
       expect(reward).toBe(1);
-      expect(steps).toBe(maze.distanceToGoal[maze.start]);
+      expect(steps.length).toBe(maze.distanceToGoal[maze.start]);
       expect(reply?.message).toMatch(/^Thought: .+\n\nAction: move (up|down|left|right)$/);
       expect(reply?.message?.endsWith(`Action: ${reply.action}`)).toBe(true);
     }

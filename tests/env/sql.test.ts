@@ -15,31 +15,10 @@ import {
   sameResult,
   sqlEnv,
 } from "../../src/env/sql/index.js";
-import {
-  EpisodeDoneError,
-  NotResetError,
-  type Observation,
-  UnknownTaskError,
-} from "../../src/env/types.js";
+import { EpisodeDoneError, NotResetError, UnknownTaskError } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = sqlEnv.info;
-const signal = new AbortController().signal;
-
-async function runSolver(taskIndex: number, seed: number) {
-  const env = sqlEnv.create();
-  const agent = solveSql({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let observation: Observation = await env.reset(taskIndex, { seed });
-  const history: { action: string; message: string; observation: Observation; reward: number }[] =
-    [];
-  for (let turn = 0; turn < info.maxSteps; turn++) {
-    const reply = await agent.act({ instruction: info.instruction, observation, history }, signal);
-    const result = await env.step(reply.action);
-    history.push({ action: reply.action, message: reply.message ?? "", ...result });
-    observation = result.observation;
-    if (result.done) return { reward: result.reward, steps: turn + 1, reply };
-  }
-  return { reward: 0, steps: info.maxSteps, reply: undefined };
-}
 
 async function transcript(taskIndex: number, seed: number, actions: string[]): Promise<string[]> {
   const env = sqlEnv.create();
@@ -505,7 +484,7 @@ describe("sql reference solver", () => {
     for (const seed of [0, 1, 7, 99991]) {
       const failures: number[] = [];
       for (let index = info.splits.test.start; index < info.splits.test.end; index++) {
-        const { reward } = await runSolver(index, seed);
+        const { reward } = await runReferenceEpisode(sqlEnv, solveSql, index, seed);
         if (reward < info.successThreshold) failures.push(index);
       }
       expect(failures, `seed ${seed}`).toEqual([]);
@@ -514,9 +493,10 @@ describe("sql reference solver", () => {
 
   it("solves train tasks in two steps with AgentGym-style messages", async () => {
     for (const index of [100, 233, 378, 499]) {
-      const { reward, steps, reply } = await runSolver(index, 4);
+      const { reward, steps } = await runReferenceEpisode(sqlEnv, solveSql, index, 4);
+      const reply = steps.at(-1);
       expect(reward).toBe(1);
-      expect(steps).toBe(2);
+      expect(steps.length).toBe(2);
       expect(reply?.action).toMatch(/^answer: SELECT /);
       expect(reply?.message).toMatch(/^Thought: .+\n\nAction: answer: SELECT /);
     }

@@ -14,35 +14,12 @@ import {
 } from "../../src/env/textcraft/catalog.js";
 import { BASE_ITEMS } from "../../src/env/textcraft/data.js";
 import { generateTask, textcraftEnv } from "../../src/env/textcraft/index.js";
-import {
-  EpisodeDoneError,
-  NotResetError,
-  type Observation,
-  UnknownTaskError,
-} from "../../src/env/types.js";
+import { EpisodeDoneError, NotResetError, UnknownTaskError } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = textcraftEnv.info;
 // Task 3 has a depth-4 goal, so the single-recipe probes below never finish it by accident.
 const RULES_TASK = 3;
-
-async function runSolver(taskIndex: number, seed: number) {
-  const env = textcraftEnv.create();
-  const agent = solveTextcraft({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let observation: Observation = await env.reset(taskIndex, { seed });
-  const signal = new AbortController().signal;
-  const messages: string[] = [];
-  for (let turn = 1; turn <= info.maxSteps; turn++) {
-    const reply = await agent.act(
-      { instruction: info.instruction, observation, history: [] },
-      signal,
-    );
-    messages.push(reply.message ?? reply.action);
-    const result = await env.step(reply.action);
-    observation = result.observation;
-    if (result.done) return { reward: result.reward, steps: turn, messages, info: result.info };
-  }
-  return { reward: 0, steps: info.maxSteps, messages, info: {} };
-}
 
 async function transcript(taskIndex: number, seed: number, actions: string[]): Promise<string[]> {
   const env = textcraftEnv.create();
@@ -371,9 +348,9 @@ describe("textcraft reference solver", () => {
     let longest = 0;
     for (const seed of [0, 1, 7]) {
       for (let i = 0; i < info.splits.train.end; i++) {
-        const run = await runSolver(i, seed);
+        const run = await runReferenceEpisode(textcraftEnv, solveTextcraft, i, seed);
         expect(run.reward, `task ${i} seed ${seed}`).toBeGreaterThanOrEqual(info.successThreshold);
-        longest = Math.max(longest, run.steps);
+        longest = Math.max(longest, run.steps.length);
       }
     }
     expect(longest).toBeLessThanOrEqual(info.maxSteps);
@@ -382,9 +359,9 @@ describe("textcraft reference solver", () => {
 
   it("solves train tasks and uses the Thought/Action message format", async () => {
     for (const i of [100, 101, 102, 103, 250, 377, 499]) {
-      const run = await runSolver(i, 3);
+      const run = await runReferenceEpisode(textcraftEnv, solveTextcraft, i, 3);
       expect(run.reward, `task ${i}`).toBe(1);
-      expect(run.messages[0]).toMatch(/^Thought: .+\n\nAction: get \d+ .+$/);
+      expect(run.steps[0]?.message).toMatch(/^Thought: .+\n\nAction: get \d+ .+$/);
     }
   });
 

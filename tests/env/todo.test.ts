@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { solveTodo } from "../../src/agent/reference/todo.js";
-import type { AgentState } from "../../src/agent/types.js";
 import { createRng } from "../../src/env/rng.js";
 import {
   canonicalState,
@@ -26,6 +25,7 @@ import {
   type StepResult,
   UnknownTaskError,
 } from "../../src/env/types.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const TODAY = "2026-03-04";
 
@@ -83,31 +83,25 @@ function output(state: TodoState, tool: string, args: Record<string, unknown>): 
 
 const ids = (out: ToolJson) => (out.tasks ?? []).map((task) => task.id);
 
-async function runSolver(taskIndex: number, seed: number): Promise<StepResult> {
-  const env = todoEnv.create();
-  const agent = solveTodo({ env: env.info, taskIndex, seed, sampleIndex: 0 });
-  let state: AgentState = {
-    instruction: env.info.instruction,
-    observation: await env.reset(taskIndex, { seed }),
-    history: [],
-  };
-  const signal = new AbortController().signal;
-  for (;;) {
-    const reply = await agent.act(state, signal);
-    const result = await env.step(reply.action);
-    if (result.done) return result;
-    state = { ...state, observation: result.observation };
-  }
-}
-
 /** Plays the gold calls of a task and returns the env, ready for a finish. */
 async function playGold(taskIndex: number, seed = 0): Promise<Env> {
   const env = todoEnv.create();
-  await env.reset(taskIndex, { seed });
-  for (const goldCall of generateScenario(taskIndex, seed).goldCalls) {
-    const result = await env.step(formatAction(goldCall));
-    expect(result.info.invalid).toBeUndefined();
-  }
+  const goldCalls = generateScenario(taskIndex, seed).goldCalls;
+  const playGoldCalls = () => {
+    let next = 0;
+    const act = async () => {
+      const goldCall = goldCalls[next++];
+      if (!goldCall) throw new Error(`task ${taskIndex}: no gold call left`);
+      return { action: formatAction(goldCall) };
+    };
+    return { act };
+  };
+  const { steps } = await runReferenceEpisode(todoEnv, playGoldCalls, taskIndex, seed, {
+    env,
+    maxTurns: goldCalls.length,
+    expectEnd: "max_turns",
+  });
+  for (const step of steps) expect(step.info.invalid).toBeUndefined();
   return env;
 }
 
@@ -601,7 +595,7 @@ describe("todo task generation", () => {
 describe("todo reference solver", () => {
   it("solves every test task for seed 0", async () => {
     for (let i = 0; i < 100; i++) {
-      const result = await runSolver(i, 0);
+      const result = await runReferenceEpisode(todoEnv, solveTodo, i, 0);
       expect(result.reward, `task ${i}`).toBeGreaterThanOrEqual(todoEnv.info.successThreshold);
     }
   });
@@ -609,7 +603,7 @@ describe("todo reference solver", () => {
   it("solves every test task for other seeds", async () => {
     for (const seed of [1, 2, 12345]) {
       for (let i = 0; i < 100; i++) {
-        const result = await runSolver(i, seed);
+        const result = await runReferenceEpisode(todoEnv, solveTodo, i, seed);
         expect(result.reward, `task ${i} seed ${seed}`).toBe(1);
       }
     }
@@ -617,7 +611,7 @@ describe("todo reference solver", () => {
 
   it("solves train tasks", async () => {
     for (const i of [100, 101, 157, 250, 333, 499]) {
-      expect((await runSolver(i, 0)).reward, `task ${i}`).toBe(1);
+      expect((await runReferenceEpisode(todoEnv, solveTodo, i, 0)).reward, `task ${i}`).toBe(1);
     }
   });
 

@@ -5,7 +5,6 @@ import {
   nodeAfter,
   solveWordle,
 } from "../../src/agent/reference/wordle.js";
-import type { Turn } from "../../src/agent/types.js";
 import { createRng } from "../../src/env/rng.js";
 import {
   checkTaskIndex,
@@ -24,6 +23,7 @@ import {
   SOLVED_CODE,
 } from "../../src/env/wordle/feedback.js";
 import { generateTask, MAX_ACTIONS, MAX_GUESSES, wordleEnv } from "../../src/env/wordle/index.js";
+import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const { info } = wordleEnv;
 
@@ -34,27 +34,6 @@ function wrongGuess(answer: string): string {
 
 function feedbackOf(guess: string, answer: string): string {
   return formatFeedback(guess, decodeFeedback(feedbackCode(guess, answer)));
-}
-
-async function play(taskIndex: number, seed: number) {
-  const env = wordleEnv.create();
-  const agent = solveWordle({ env: info, taskIndex, seed, sampleIndex: 0 });
-  let observation = await env.reset(taskIndex, { seed });
-  const history: Turn[] = [];
-  const signal = new AbortController().signal;
-  let result: StepResult | undefined;
-  while (!result?.done) {
-    const reply = await agent.act({ instruction: info.instruction, observation, history }, signal);
-    result = await env.step(reply.action);
-    observation = result.observation;
-    history.push({
-      ...reply,
-      message: reply.message ?? reply.action,
-      reward: result.reward,
-      observation,
-    });
-  }
-  return { result, history };
 }
 
 describe("wordle word lists", () => {
@@ -266,8 +245,13 @@ describe("wordle reference solver", () => {
   // seed covers the solver.
   it("solves every test task", async () => {
     for (let index = info.splits.test.start; index < info.splits.test.end; index++) {
-      const { result, history } = await play(index, 0);
-      expect(result.reward, `task ${index}`).toBeGreaterThanOrEqual(1);
+      const { reward, steps: history } = await runReferenceEpisode(
+        wordleEnv,
+        solveWordle,
+        index,
+        0,
+      );
+      expect(reward, `task ${index}`).toBeGreaterThanOrEqual(1);
       expect(history.length).toBeLessThanOrEqual(MAX_GUESSES);
       expect(history.every((turn) => !turn.observation.text.startsWith("Invalid"))).toBe(true);
     }
@@ -275,8 +259,13 @@ describe("wordle reference solver", () => {
 
   it("solves train tasks and writes Thought/Action messages", async () => {
     for (const index of [100, 101, 250, 377, 499]) {
-      const { result, history } = await play(index, 0);
-      expect(result.reward).toBeGreaterThanOrEqual(info.successThreshold);
+      const { reward, steps: history } = await runReferenceEpisode(
+        wordleEnv,
+        solveWordle,
+        index,
+        0,
+      );
+      expect(reward).toBeGreaterThanOrEqual(info.successThreshold);
       for (const turn of history) {
         expect(turn.message).toMatch(/^Thought: .+\n\nAction: [a-z]{5}$/);
         expect(turn.message.endsWith(`Action: ${turn.action}`)).toBe(true);
