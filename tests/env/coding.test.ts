@@ -1,4 +1,6 @@
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -486,6 +488,46 @@ describe("coding sandbox", () => {
       expect(text).not.toContain(secret);
     } finally {
       delete process.env.CLADE_FAKE_SECRET;
+    }
+  });
+
+  it("cannot signal the host process", async () => {
+    const env = await resetTask0();
+    await env.step(
+      write(
+        "reverse-words.js",
+        `for (const pid of [process.ppid, ${process.pid}]) {\n` +
+          '  try { process.kill(pid, "SIGKILL"); console.log("SIGNALLED", pid); }\n' +
+          '  catch (e) { console.log("REFUSED", e.message); }\n' +
+          `}\n${REVERSE}`,
+      ),
+    );
+    const result = await env.step("run tests");
+    // This test process is still here to read the result: that is the point.
+    expect(result.info).toMatchObject({ passed: 3, total: 3 });
+    expect(result.observation.text).not.toContain("SIGNALLED");
+    expect(result.observation.text).toContain("REFUSED");
+  });
+
+  it("cannot reach servers on the host's loopback", async () => {
+    const server = createServer((_req, res) => res.end("reached"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const env = await resetTask0();
+      await env.step(
+        write(
+          "reverse-words.js",
+          `try { const r = await fetch("http://127.0.0.1:${port}/"); console.log("GOT", await r.text()); }\n` +
+            'catch (e) { console.log("UNREACHABLE"); }\n' +
+            REVERSE,
+        ),
+      );
+      const text = (await env.step("run tests")).observation.text;
+      expect(text).toContain("UNREACHABLE");
+      expect(text).not.toContain("reached");
+    } finally {
+      server.close();
     }
   });
 

@@ -38,6 +38,12 @@ const keysOf = Object.keys;
 const isArray = Array.isArray;
 const exit = process.exit.bind(process);
 const spec = JSON.parse(readFileSync(0, "utf8"));
+// Code under test has no business sending signals (the permission model does not cover them).
+const noSignals = () => {
+  throw new Error("sending signals is not allowed in the sandbox");
+};
+process.kill = noSignals;
+process._kill = noSignals;
 const rootUrl = "file://" + spec.root + "/";
 
 const nonce = spec.nonce;

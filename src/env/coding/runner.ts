@@ -3,9 +3,11 @@
  * (no inherited variables, so no secrets), 128 MB heap, a wall-clock timeout that kills the
  * child's process group, capped output, cwd = the workspace, and, where Node offers it, the
  * permission model: files readable and writable only inside the workspace, no child processes,
- * no workers, no addons.
+ * no workers, no addons. Where unprivileged namespaces are available (`unshare -rnpf`), the child
+ * also gets its own network namespace (the host's servers are unreachable) and its own PID
+ * namespace (it cannot see or signal the host's processes).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { HARNESS_SOURCE, type HarnessSpec } from "./harness.js";
@@ -28,6 +30,25 @@ function permissionFlags(root: string): string[] {
       : undefined;
   if (flag === undefined) return [];
   return [flag, `--allow-fs-read=${root}`, `--allow-fs-write=${root}`];
+}
+
+const NAMESPACE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"];
+let namespacesAvailable: boolean | undefined;
+
+/** Whether `unshare` can give the child its own user, network and PID namespaces here. */
+function canUseNamespaces(): boolean {
+  if (namespacesAvailable === undefined) {
+    const probe = spawnSync("unshare", [...NAMESPACE_ARGS, "true"], { stdio: "ignore", timeout: 5000 });
+    namespacesAvailable = probe.status === 0;
+  }
+  return namespacesAvailable;
+}
+
+/** The command that starts the sandboxed node with these arguments. */
+function sandboxCommand(nodeArgs: string[]): [string, string[]] {
+  return canUseNamespaces()
+    ? ["unshare", [...NAMESPACE_ARGS, process.execPath, ...nodeArgs]]
+    : [process.execPath, nodeArgs];
 }
 
 export interface SuiteRequest {
@@ -186,7 +207,8 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
   ];
 
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
+    const [command, commandArgs] = sandboxCommand(args);
+    const child = spawn(command, commandArgs, {
       cwd: root,
       env: {},
       stdio: ["pipe", "pipe", "pipe", "pipe"],
