@@ -299,6 +299,32 @@ describe("sql result comparison", () => {
   });
 });
 
+describe("sql value-building functions", () => {
+  it("caps blobs built from nothing, which could stall the process for seconds", () => {
+    const shop = loadDatabase("shop");
+    const started = performance.now();
+    const huge = runQuery(shop, "SELECT sum(length(hex(randomblob(10000000)))) FROM order_items");
+    expect(huge).toMatchObject({ ok: false, error: expect.stringMatching(/blobs are limited/) });
+    expect(runQuery(shop, "SELECT length(zeroblob(100000000))")).toMatchObject({ ok: false });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(runQuery(shop, "SELECT length(randomblob(16)), hex(zeroblob(2))")).toMatchObject({
+      ok: true,
+      result: { rows: [[16, "0000"]] },
+    });
+  });
+
+  it("refuses printf widths that build huge text, and keeps ordinary printf", () => {
+    const shop = loadDatabase("shop");
+    for (const sql of ["SELECT printf('%.100000000c', 'x')", "SELECT format('%*d', 99999999, 1)"]) {
+      expect(runQuery(shop, sql)).toMatchObject({ ok: false, error: expect.stringMatching(/999/) });
+    }
+    expect(runQuery(shop, "SELECT printf('%5.2f items', 3.14159)")).toMatchObject({
+      ok: true,
+      result: { rows: [[" 3.14 items"]] },
+    });
+  });
+});
+
 describe("sql query guards", () => {
   const refused = [
     "INSERT INTO customers (name, city, signup_date) VALUES ('X', 'Y', '2024-01-01')",

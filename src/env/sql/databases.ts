@@ -3,6 +3,7 @@
  * process. The connections are shared by every episode and kept read-only (query_only, and the
  * query runner only lets read-only SELECT statements through).
  */
+import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import type { DatabaseContent, DatabaseSpec } from "./catalog.js";
 import { flightsDatabase } from "./flights.js";
@@ -65,8 +66,30 @@ function build(content: DatabaseContent): Database.Database {
       for (const row of table.rows) insert.run(row);
     }
   })();
+  capBlobFunctions(connection);
   connection.pragma("query_only = ON");
   return connection;
+}
+
+/** Largest blob randomblob() and zeroblob() may build (SQLite's own allow a gigabyte). */
+export const MAX_BLOB_BYTES = 10_000;
+
+/**
+ * randomblob(n) and zeroblob(n) build large values out of nothing, and better-sqlite3 cannot
+ * interrupt a running statement: one call per row can hold the process for many seconds.
+ * Capped versions replace SQLite's built-ins on the shared connections.
+ */
+function capBlobFunctions(connection: Database.Database): void {
+  const size = (n: unknown): number => {
+    const bytes = Math.max(0, Math.floor(Number(n) || 0));
+    if (bytes > MAX_BLOB_BYTES)
+      throw new Error(`blobs are limited to ${MAX_BLOB_BYTES} bytes here`);
+    return bytes;
+  };
+  connection.function("randomblob", { deterministic: false }, (n: unknown) =>
+    randomBytes(Math.max(1, size(n))),
+  );
+  connection.function("zeroblob", { deterministic: true }, (n: unknown) => Buffer.alloc(size(n)));
 }
 
 /** The database's shared read-only connection, built on first use. */

@@ -92,8 +92,14 @@ const REFUSED_KEYWORDS = new Set([
  * from the text alone, before preparing: SQLite applies some pragmas (query_only among them)
  * while compiling them, even under EXPLAIN.
  */
+/** printf/format with a field width or precision this large (or given by *) builds huge text. */
+const HUGE_FORMAT = /%[-+ 0#,!]*(?:\*|\d{4,})|%[-+ 0#,!]*\d*\.(?:\*|\d{4,})/;
+
 function refusal(sql: string): string | undefined {
   const keyword = leadingKeyword(sql);
+  if (/\b(?:printf|format)\s*\(/i.test(sql) && HUGE_FORMAT.test(sql)) {
+    return "printf/format widths and precisions above 999 (or given by *) are not allowed";
+  }
   if (keyword === "select" || keyword === "with" || keyword === "values") return undefined;
   if (keyword === "pragma") {
     const match = /^\s*pragma\s+(?:main\.)?(\w+)\s*\(\s*['"`]?\w+['"`]?\s*\)\s*$/i.exec(sql);
