@@ -88,6 +88,15 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       "evaluate an environment served over HTTP (clade serve-env or AgentGym)",
     )
     .option("--dialect <dialect>", "protocol of --env-url: id | env_idx | clade", "id")
+    .option(
+      "--env-path <prefix>",
+      "path of the environment on the server, e.g. /maze (default: the root)",
+    )
+    .option(
+      "--task-field <name>",
+      "field that carries the task index on reset (AgentGym Maze: game, Wordle: seed)",
+    )
+    .option("--create-body <json>", "extra JSON fields sent to /create")
     .action(async (opts) => setExit(await evalCommand(opts, io)));
 
   program

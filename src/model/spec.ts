@@ -48,6 +48,12 @@ export function parseModelSpec(text: string): ModelSpec {
   } catch {
     throw new ModelSpecError(`bad model "${text}": "${baseUrl}" is not a URL`);
   }
+  if (url.search) {
+    throw new ModelSpecError(
+      `bad model "${text.replace(/\?.*#/, "?…#")}": the base URL must not carry a query; ` +
+        "put keys in OPENAI_API_KEY or a config entry's apiKeyEnv",
+    );
+  }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ModelSpecError(`bad model "${text}": the base URL must be http or https`);
   }

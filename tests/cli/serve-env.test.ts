@@ -52,6 +52,29 @@ describe("clade serve-env", () => {
       const summary = JSON.parse(result.stdout);
       expect(summary.metrics).toMatchObject({ episodes: 5, successRate: 1, errors: 0 });
     }
+    // AgentGym's Maze and Wordle servers live under a prefix and name the task field differently.
+    const prefixed = await runCli(
+      "eval",
+      "--env",
+      "maze",
+      "--env-url",
+      url,
+      "--env-path",
+      "/maze",
+      "--task-field",
+      "game",
+      "--agent",
+      "reference",
+      "--tasks",
+      "0-2",
+      "--run-id",
+      "r-prefixed",
+      "--db",
+      db,
+      "--json",
+    );
+    expect(prefixed.code).toBe(0);
+    expect(JSON.parse(prefixed.stdout).metrics).toMatchObject({ episodes: 3, successRate: 1 });
     const show = JSON.parse((await runCli("show", "r-id", "--db", db, "--json")).stdout);
     expect(show.run.config).toMatchObject({ envUrl: url, dialect: "id" });
     const exited = new Promise((resolve) => child?.once("exit", (code) => resolve(code)));
@@ -80,6 +103,37 @@ describe("clade serve-env", () => {
     );
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(existsSync(db)).toBe(false);
+  });
+
+  it("refuses a clade server that serves another environment than --env names", async () => {
+    const url = await serve("--env", "maze");
+    const db = join(mkdtempSync(join(tmpdir(), "clade-serve-")), "c.db");
+    const result = await runCli(
+      "eval",
+      "--env",
+      "wordle",
+      "--env-url",
+      url,
+      "--dialect",
+      "clade",
+      "--agent",
+      "reference",
+      "--tasks",
+      "0",
+      "--db",
+      db,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/serves "maze", not "wordle"/);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("says in one line when the port is taken", async () => {
+    const url = await serve("--env", "maze");
+    const port = new URL(url).port;
+    const result = await runCli("serve-env", "--env", "maze", "--port", port);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^clade: error: .*port ${port} .*already in use\\n$`));
   });
 
   it("rejects an unknown environment before binding", async () => {

@@ -32,6 +32,10 @@ describe("model specs", () => {
     expect(() => parseModelSpec("openai-compatible:http://127.0.0.1:8000/v1")).toThrow(/URL#MODEL/);
     expect(() => parseModelSpec("openai-compatible:ftp://x/v1#m")).toThrow(/http or https/);
     expect(() => parseModelSpec("openai-compatible:not a url#m")).toThrow(/not a URL/);
+    // A key in the query string would be stored with the run: refused, and not echoed.
+    const query = () => parseModelSpec("openai-compatible:http://h/v1?api_key=SECRET-1#m");
+    expect(query).toThrow(/must not carry a query/);
+    expect(query).not.toThrow(/SECRET-1/);
   });
 });
 

@@ -20,7 +20,15 @@ export function envsCommand(options: { json?: boolean }, io: CliIo): number {
   io.stdout(
     renderTable(
       ["env", "version", "test", "train", "max steps", "description"],
-      envs.map((e) => [e.name, e.version, e.testTasks, e.trainTasks, e.maxSteps, e.description]),
+      // The full description is in --json; the table keeps to a terminal's width.
+      envs.map((e) => [
+        e.name,
+        e.version,
+        e.testTasks,
+        e.trainTasks,
+        e.maxSteps,
+        e.description.length > 72 ? `${e.description.slice(0, 71)}…` : e.description,
+      ]),
     ),
   );
   return 0;

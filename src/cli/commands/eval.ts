@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { LlmAgentOptions } from "../../agent/prompting.js";
 import { isLlmAgent, resolveAgent, UnknownAgentError } from "../../agent/registry.js";
 import { findEnv } from "../../env/registry.js";
-import { connectRemoteEnv } from "../../env/remote/index.js";
+import { connectRemoteEnv, fetchCladeEnvInfo } from "../../env/remote/index.js";
 import { type EvalResult, runEvaluation } from "../../eval/evaluation.js";
 import { runMetrics } from "../../eval/report.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
@@ -53,7 +53,49 @@ export const evalOptionsSchema = z.object({
   systemPrompt: z.string().optional(),
   envUrl: z.url({ error: "must be an http(s) URL" }).optional(),
   dialect: z.enum(["id", "env_idx", "clade"], { error: "must be id, env_idx or clade" }),
+  envPath: z.string().min(1, "must not be empty").optional(),
+  taskField: z
+    .string()
+    .regex(/^\w+$/, "must be a field name such as data_idx, game or seed")
+    .optional(),
+  createBody: z.string().optional(),
 });
+
+/** --create-body: extra JSON fields for /create (e.g. TextCraft's {"goal": ...}). */
+function parseCreateBody(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === "object" && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {}
+  throw new UsageError(
+    `--create-body must be a JSON object (got ${JSON.stringify(text.slice(0, 60))})`,
+  );
+}
+
+/** A remote environment: --env names it, --env-url/--dialect/--env-path say where and how. */
+async function connectEnv(options: z.output<typeof evalOptionsSchema>) {
+  const url = options.envUrl as string;
+  if (options.dialect === "clade") {
+    const served = await fetchCladeEnvInfo({ url });
+    if (!served) throw new UsageError(`${url} does not answer clade's /v1/info; try --dialect id`);
+    if (served.name !== options.env) {
+      throw new UsageError(`${url} serves "${served.name}", not "${options.env}"`);
+    }
+  }
+  const createBody = parseCreateBody(options.createBody);
+  return connectRemoteEnv({
+    url,
+    dialect: options.dialect,
+    // AgentGym's servers mostly serve at the root; some (Maze, Wordle) under a prefix.
+    ...(options.envPath ? { env: options.envPath } : {}),
+    ...(options.taskField ? { taskField: options.taskField } : {}),
+    ...(createBody ? { createBody } : {}),
+    // A clade server describes itself (/v1/info); for others the name is all we know.
+    info: { name: options.env },
+  });
+}
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
 
@@ -63,27 +105,27 @@ function defaultRunId(env: string, agent: string): string {
   return `${env}-${agent}-${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-/** A spec fit for the store: credentials in a base URL (user:pass@) are dropped. */
+/**
+ * A spec fit for the store: credentials a base URL may carry (user:pass@, or a key in the query
+ * string) are dropped.
+ */
 function publicSpec(model: ResolvedModel): string {
   if (!model.spec.baseUrl) return formatModelSpec(model.spec);
   const url = new URL(model.spec.baseUrl);
   url.username = "";
   url.password = "";
+  url.search = "";
+  url.hash = "";
   return formatModelSpec({ ...model.spec, baseUrl: url.toString().replace(/\/+$/, "") });
 }
 
 export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evalOptionsSchema, raw);
   // Everything is validated before the store is opened: bad input writes nothing.
-  const env = options.envUrl
-    ? await connectRemoteEnv({
-        url: options.envUrl,
-        dialect: options.dialect,
-        env: options.env,
-        // A clade server describes itself (/v1/info); for others the name is all we know.
-        info: { name: options.env },
-      })
-    : findEnv(options.env);
+  if (!options.envUrl && (options.envPath || options.taskField || options.createBody)) {
+    throw new UsageError("--env-path, --task-field and --create-body need --env-url");
+  }
+  const env = options.envUrl ? await connectEnv(options) : findEnv(options.env);
   const tasks = parseTaskRange(options.tasks, env.info);
   const agentName = options.agent ?? (options.model ? "react" : "reference");
   const llm = isLlmAgent(agentName);
@@ -172,7 +214,13 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
         seed: options.seed,
         concurrency: options.concurrency,
         identity: {
-          ...(options.envUrl ? { envUrl: options.envUrl, dialect: options.dialect } : {}),
+          ...(options.envUrl
+            ? {
+                envUrl: options.envUrl,
+                dialect: options.dialect,
+                ...(options.envPath ? { envPath: options.envPath } : {}),
+              }
+            : {}),
           ...(model ? { model: publicSpec(model), params: model.params, agentOptions } : {}),
         },
       },

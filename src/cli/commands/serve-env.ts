@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { findEnv } from "../../env/registry.js";
 import { startEnvServer } from "../../serve/index.js";
-import type { CliIo } from "../io.js";
+import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 
 const serveOptionsSchema = z.object({
@@ -20,12 +20,18 @@ export async function serveEnvCommand(
 ): Promise<number> {
   const options = parseOptions(serveOptionsSchema, raw);
   const env = findEnv(options.env);
-  const running = await startEnvServer(env, {
-    host: options.host,
-    port: options.port,
-    maxInstances: options.maxInstances,
-    idleTimeoutMs: options.idleTimeout * 1000,
-  });
+  let running: Awaited<ReturnType<typeof startEnvServer>>;
+  try {
+    running = await startEnvServer(env, {
+      host: options.host,
+      port: options.port,
+      maxInstances: options.maxInstances,
+      idleTimeoutMs: options.idleTimeout * 1000,
+    });
+  } catch (error) {
+    // A port in use or an address this machine does not have: the user's to fix, in one line.
+    throw new UsageError((error as Error).message.split("\n")[0] ?? String(error));
+  }
   io.stderr(
     `serving ${env.info.name} v${env.info.version} at ${running.url} ` +
       `(AgentGym "id" API at /, clade API at /v1); Ctrl-C stops\n`,

@@ -38,7 +38,10 @@ let namespacesAvailable: boolean | undefined;
 /** Whether `unshare` can give the child its own user, network and PID namespaces here. */
 function canUseNamespaces(): boolean {
   if (namespacesAvailable === undefined) {
-    const probe = spawnSync("unshare", [...NAMESPACE_ARGS, "true"], { stdio: "ignore", timeout: 5000 });
+    const probe = spawnSync("unshare", [...NAMESPACE_ARGS, "true"], {
+      stdio: "ignore",
+      timeout: 5000,
+    });
     namespacesAvailable = probe.status === 0;
   }
   return namespacesAvailable;
