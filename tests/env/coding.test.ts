@@ -491,6 +491,24 @@ describe("coding sandbox", () => {
     }
   });
 
+  it("stops code that takes too much native memory", async () => {
+    const env = await resetTask0();
+    await env.step(
+      write(
+        "reverse-words.js",
+        "const hoard = [];\n" +
+          "for (let i = 0; i < 64; i++) { hoard.push(Buffer.alloc(32 * 1024 * 1024, 1));\n" +
+          "  await new Promise((r) => setTimeout(r, 20)); }\n" +
+          `${REVERSE}`,
+      ),
+    );
+    const started = Date.now();
+    const result = await env.step("run tests");
+    expect(result.done).toBe(false);
+    expect(result.observation.text).toContain("used more than 256 MB of memory");
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
   it("cannot signal the host process", async () => {
     const env = await resetTask0();
     await env.step(

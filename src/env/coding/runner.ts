@@ -9,6 +9,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { HARNESS_SOURCE, type HarnessSpec } from "./harness.js";
 
@@ -17,6 +18,28 @@ export const DEFAULT_TIMEOUT_MS = 5000;
 export const OUTPUT_KEEP_CHARS = 4000;
 /** A child printing more than this in total is killed. */
 export const OUTPUT_KILL_BYTES = 8 * 1024 * 1024;
+/**
+ * A child whose processes hold more resident memory than this is killed. --max-old-space-size
+ * caps only the JS heap; Buffers and other native memory are caught here.
+ */
+export const MEMORY_KILL_BYTES = 256 * 1024 * 1024;
+const MEMORY_CHECK_MS = 50;
+
+/** Resident bytes of a process and its children (Linux /proc; 0 where unreadable). */
+function residentBytes(pid: number): number {
+  let total = 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    total += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+    for (const child of children ? children.split(/\s+/) : [])
+      total += residentBytes(Number(child));
+  } catch {
+    // The process ended, or this is not Linux: nothing to add.
+  }
+  return total;
+}
+
 /** Result records beyond this size are dropped (the harness keeps values far smaller). */
 const RECORDS_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -88,6 +111,8 @@ export interface SandboxRun {
   timedOut: boolean;
   /** Killed for printing more than OUTPUT_KILL_BYTES. */
   outputExceeded: boolean;
+  /** Killed for using more than MEMORY_KILL_BYTES of resident memory. */
+  memoryExceeded: boolean;
   exitCode: number | null;
   signal: string | null;
   stdout: CappedText;
@@ -225,6 +250,7 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
     let completed = false;
     let timedOut = false;
     let outputExceeded = false;
+    let memoryExceeded = false;
     let settled = false;
 
     const kill = () => {
@@ -238,6 +264,12 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
       timedOut = !completed;
       kill();
     }, timeoutMs);
+    const memoryWatch = setInterval(() => {
+      if (child.pid !== undefined && residentBytes(child.pid) > MEMORY_KILL_BYTES) {
+        memoryExceeded = true;
+        kill();
+      }
+    }, MEMORY_CHECK_MS);
 
     const onOutput = (collector: TextCollector) => (chunk: string) => {
       outputBytes += chunk.length;
@@ -266,11 +298,13 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(memoryWatch);
       resolve({
         suites: runs,
         completed,
         timedOut,
         outputExceeded,
+        memoryExceeded,
         exitCode,
         signal,
         stdout: stdout.result(),

@@ -155,6 +155,9 @@ export function stopProblem(run: SandboxRun, timeoutMs: number): string | undefi
     return `The tests were stopped after ${limit} (an infinite loop?).`;
   }
   if (run.outputExceeded) return "The tests were stopped: your code printed far too much output.";
+  if (run.memoryExceeded) {
+    return "The tests were stopped: your code used more than 256 MB of memory.";
+  }
   const how = run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`;
   const memory = /heap limit|out of memory/i.test(run.stderr.text) ? " (out of memory)" : "";
   return `The test process ended early with ${how}${memory} before all tests finished.`;
