@@ -6,6 +6,7 @@
  * child process; the load generator is this process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 
 const INSTANCES = 256;
@@ -121,6 +122,20 @@ async function load(url: string): Promise<LoadResult> {
   };
 }
 
+/** CPU seconds a process has used so far (Linux /proc, in clock ticks of 10 ms). */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** One load run, with the server's CPU time per request (what the server itself costs). */
+async function measure(server: { child: ChildProcess; url: string }) {
+  const before = cpuSeconds(server.child.pid);
+  const result = await load(server.url);
+  const cpuPerRequestUs = ((cpuSeconds(server.child.pid) - before) * 1e6) / result.requests;
+  return { ...result, cpuPerRequestUs };
+}
+
 function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
@@ -131,8 +146,8 @@ const clade = await startChild(CLADE_SERVER);
 try {
   await load(bare.url); // warm-up: connections, JIT
   await load(clade.url);
-  const baseline = await load(bare.url);
-  const measured = await load(clade.url);
+  const baseline = await measure(bare);
+  const measured = await measure(clade);
   const baselineRate = baseline.requests / baseline.seconds;
   const rate = measured.requests / measured.seconds;
   const line = (figure: Record<string, unknown>) =>
@@ -165,6 +180,16 @@ try {
       baseline_unit: `ms, bare node:http ${name}`,
     });
   }
+  // With both servers in reach of the load generator's limit, requests/s says little about the
+  // server; its CPU per request does.
+  line({
+    name: "env_server_cpu_per_request",
+    value: Math.round(measured.cpuPerRequestUs),
+    unit: "µs CPU per request (server process)",
+    ratio: Number((measured.cpuPerRequestUs / baseline.cpuPerRequestUs).toFixed(3)),
+    baseline: Math.round(baseline.cpuPerRequestUs),
+    baseline_unit: "µs CPU per request, bare node:http",
+  });
   line({
     name: "env_server_errors",
     value: measured.errors,
