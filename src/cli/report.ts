@@ -1,6 +1,8 @@
 /** Human-readable reports of a run's metrics, shared by `eval`, `show` and `demo`. */
+
+import { hostname } from "node:os";
 import type { MetricsReport } from "../eval/metrics.js";
-import type { ModelUsageSummary } from "../store/run-store.js";
+import type { ModelUsageSummary, RunRow } from "../store/run-store.js";
 import { formatInterval, formatRate, renderTable } from "./table.js";
 
 /** Each metric beside its definition's name, as docs/metrics.md asks. */
@@ -85,4 +87,19 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
       ...(rows.length > 1 ? [line("total", total, null)] : []),
     ],
   );
+}
+
+/**
+ * A run's status for people: a run still marked running whose process is gone from this machine
+ * was killed (SIGKILL, a crash, a power cut); running the same command resumes it.
+ */
+export function describeStatus(run: RunRow): string {
+  if (run.status === "running" && run.owner && run.owner.host === hostname()) {
+    try {
+      process.kill(run.owner.pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ESRCH") return "killed (resumable)";
+    }
+  }
+  return run.stopReason ? `${run.status} (${run.stopReason})` : run.status;
 }

@@ -16,6 +16,9 @@ export const MIGRATIONS: readonly string[] = [
     status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'complete')),
     -- Why a run stopped before finishing: 'signal', 'budget', 'error'.
     stop_reason TEXT,
+    -- The process that last ran it, so a run left 'running' by a killed process can be told apart.
+    owner_pid INTEGER,
+    owner_host TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
   );

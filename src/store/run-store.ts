@@ -4,6 +4,7 @@
  * episode either wholly stored or absent; resuming redoes the absent ones. Steps are kept as one
  * JSON document per episode (trajectory-codec.ts).
  */
+import { hostname } from "node:os";
 import type { Observation } from "../env/types.js";
 import type { ModelCallRecord } from "../model/call-record.js";
 import type { EndReason, EpisodeRecord, Outcome, StepRecord } from "../rollout/episode.js";
@@ -24,6 +25,8 @@ export interface RunHeader {
 export interface RunRow extends RunHeader {
   status: RunStatus;
   stopReason: string | null;
+  /** The process that last ran it (pid on host). */
+  owner: { pid: number; host: string } | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -114,6 +117,8 @@ interface RunRowRaw {
   config: string;
   status: RunStatus;
   stop_reason: string | null;
+  owner_pid: number | null;
+  owner_host: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -126,6 +131,10 @@ const toRun = (row: RunRowRaw): RunRow => ({
   config: JSON.parse(row.config) as Record<string, unknown>,
   status: row.status,
   stopReason: row.stop_reason,
+  owner:
+    row.owner_pid !== null && row.owner_host !== null
+      ? { pid: row.owner_pid, host: row.owner_host }
+      : null,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -259,6 +268,7 @@ export class RunStore {
         );
       }
       this.setStatus(header.id, "running");
+      this.claim(header.id);
       return { resumed: true };
     }
     this.db
@@ -275,7 +285,15 @@ export class RunStore {
         now,
         now,
       );
+    this.claim(header.id);
     return { resumed: false };
+  }
+
+  /** Records this process as the run's owner. */
+  private claim(id: string): void {
+    this.db
+      .prepare("UPDATE runs SET owner_pid = ?, owner_host = ? WHERE id = ?")
+      .run(process.pid, hostname(), id);
   }
 
   setStatus(id: string, status: RunStatus, stopReason: string | null = null): void {

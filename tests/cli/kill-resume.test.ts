@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../fixtures/cli.js";
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "clade.js");
 const SAMPLES = 30;
@@ -120,6 +121,9 @@ describe("killing the CLI mid-run", () => {
     const partial = countEpisodes(killed);
     expect(partial).toBeGreaterThanOrEqual(200);
     expect(partial).toBeLessThan(TOTAL);
+    // The run is still marked running, but its process is gone: shown as killed.
+    const listed = await runCli("runs", "--db", killed);
+    expect(listed.stdout).toMatch(/\bk\s+maze v[\d.]+\s+random\s+killed \(resumable\)/);
 
     const resumed = await runToEnd(killed);
     expect(resumed.skipped).toBeGreaterThanOrEqual(partial);

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { runMetrics } from "../../eval/report.js";
 import { RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
-import { renderMetrics, renderUsage } from "../report.js";
+import { describeStatus, renderMetrics, renderUsage } from "../report.js";
 import { formatRate, renderTable } from "../table.js";
 
 export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
@@ -30,7 +30,7 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
           r.id,
           `${r.env} v${r.envVersion}`,
           r.agent,
-          r.status,
+          describeStatus(r),
           r.episodes,
           formatRate(
             r.successes + r.failures === 0 ? Number.NaN : r.successes / (r.successes + r.failures),
@@ -84,9 +84,8 @@ export function showCommand(
     const config = Object.entries(run.config)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
       .join(" ");
-    const stopped = run.stopReason ? ` (stopped: ${run.stopReason})` : "";
     io.stdout(
-      `run ${run.id} [${run.status}${stopped}]: ${run.env} v${run.envVersion}, agent ${run.agent}\n`,
+      `run ${run.id} [${describeStatus(run)}]: ${run.env} v${run.envVersion}, agent ${run.agent}\n`,
     );
     io.stdout(`config: ${config}\n`);
     if (notRun > 0) io.stdout(`not run: ${notRun} episodes (never started; a resume runs them)\n`);
