@@ -7,20 +7,24 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../fixtures/cli.js";
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "clade.js");
+/** Servers started by the current test; the first is `child`. */
+const children: ChildProcess[] = [];
 let child: ChildProcess | undefined;
 
 afterEach(() => {
-  child?.kill("SIGKILL");
+  for (const running of children.splice(0)) running.kill("SIGKILL");
   child = undefined;
 });
 
 function serve(...args: string[]): Promise<string> {
-  child = spawn(process.execPath, [BIN, "serve-env", "--port", "0", ...args], {
+  const started = spawn(process.execPath, [BIN, "serve-env", "--port", "0", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
+  children.push(started);
+  child ??= started;
   return new Promise((resolve, reject) => {
-    child?.stdout?.once("data", (data: Buffer) => resolve(data.toString().trim()));
-    child?.once("exit", (code) => reject(new Error(`serve-env exited with ${code}`)));
+    started.stdout?.once("data", (data: Buffer) => resolve(data.toString().trim()));
+    started.once("exit", (code) => reject(new Error(`serve-env exited with ${code}`)));
   });
 }
 
@@ -75,6 +79,33 @@ describe("clade serve-env", () => {
     );
     expect(prefixed.code).toBe(0);
     expect(JSON.parse(prefixed.stdout).metrics).toMatchObject({ episodes: 3, successRate: 1 });
+    // The random baseline plays the served env exactly as it plays the in-process one.
+    const episodesOf = async (...where: string[]) => {
+      const id = `random-${where.length}`;
+      await runCli(
+        "eval",
+        "--env",
+        "textcraft",
+        ...where,
+        "--agent",
+        "random",
+        "--tasks",
+        "0-4",
+        "--samples",
+        "2",
+        "--run-id",
+        id,
+        "--db",
+        db,
+        "--json",
+      );
+      const shown = JSON.parse(
+        (await runCli("show", id, "--episodes", "--db", db, "--json")).stdout,
+      );
+      return shown.episodes.map((e: { reward: number; turns: number }) => [e.reward, e.turns]);
+    };
+    const textcraft = await serve("--env", "textcraft");
+    expect(await episodesOf("--env-url", textcraft)).toEqual(await episodesOf());
     const show = JSON.parse((await runCli("show", "r-id", "--db", db, "--json")).stdout);
     expect(show.run.config).toMatchObject({ envUrl: url, dialect: "id" });
     const exited = new Promise((resolve) => child?.once("exit", (code) => resolve(code)));

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { LlmAgentOptions } from "../../agent/prompting.js";
 import { isLlmAgent, resolveAgent, UnknownAgentError } from "../../agent/registry.js";
-import { findEnv } from "../../env/registry.js";
+import { BUILTIN_ENVS, findEnv } from "../../env/registry.js";
 import { connectRemoteEnv, fetchCladeEnvInfo } from "../../env/remote/index.js";
 import { type EvalResult, runEvaluation } from "../../eval/evaluation.js";
 import { runMetrics } from "../../eval/report.js";
@@ -85,7 +85,7 @@ async function connectEnv(options: z.output<typeof evalOptionsSchema>) {
     }
   }
   const createBody = parseCreateBody(options.createBody);
-  return connectRemoteEnv({
+  const remote = await connectRemoteEnv({
     url,
     dialect: options.dialect,
     // AgentGym's servers mostly serve at the root; some (Maze, Wordle) under a prefix.
@@ -95,6 +95,9 @@ async function connectEnv(options: z.output<typeof evalOptionsSchema>) {
     // A clade server describes itself (/v1/info); for others the name is all we know.
     info: { name: options.env },
   });
+  // The random baseline samples as it does in-process when the environment is one clade knows.
+  const known = BUILTIN_ENVS.find((def) => def.info.name === options.env);
+  return known ? { ...remote, sampleAction: known.sampleAction } : remote;
 }
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
