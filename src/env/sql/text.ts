@@ -1,4 +1,5 @@
 /** The sql environment's instruction and the texts of its observations. */
+import { clipText as clip } from "../echo.js";
 import { MAX_ROWS } from "./execute.js";
 
 export const MAX_STEPS = 10;
@@ -8,8 +9,6 @@ export const SHOWN_ROWS = 20;
 const SHOWN_CELL_LENGTH = 60;
 /** Longest result line shown (wide results are cut). */
 const MAX_LINE = 1_000;
-/** Agent-written text echoed in an observation is cut to about this many characters. */
-const MAX_ECHO = 60;
 
 export const ACTION_SYNTAX =
   'Reply with "query: <SQL>" to run a query and see its result, or "answer: <SQL>" to submit ' +
@@ -44,12 +43,6 @@ You have at most ${MAX_STEPS} actions; invalid actions and queries count too.
 Examples:
 query: SELECT * FROM customers LIMIT 5
 answer: SELECT COUNT(*) FROM customers WHERE city = 'Lisbon'`;
-
-/** Agent-written text as echoed in an observation: one line, at most MAX_ECHO characters. */
-export function clip(text: string, max = MAX_ECHO): string {
-  const line = text.slice(0, max * 4).replace(/\s+/g, " ");
-  return line.length > max ? `${line.slice(0, max - 3)}...` : line;
-}
 
 export function taskText(
   database: string,

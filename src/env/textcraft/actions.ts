@@ -2,8 +2,9 @@
  * Parsing of TextCraft actions. Forgiving about case, spacing, underscores, a trailing period and
  * "and" between ingredients; item names stay unresolved here (the catalog resolves them).
  */
+
+import { clipTrimmed as echo } from "../echo.js";
 import { normalizeName } from "./catalog.js";
-import { echo } from "./echo.js";
 
 export interface CountedName {
   count: number;

@@ -3,9 +3,9 @@
  * observation text and, when the action had no effect, why (the env reports it in info).
  */
 
+import { clipTrimmed as echo } from "../echo.js";
 import type { CountedName, TextcraftAction } from "./actions.js";
 import { isBaseItem, recipeFor, resolveItem } from "./catalog.js";
-import { echo } from "./echo.js";
 
 export type Inventory = Map<string, number>;
 

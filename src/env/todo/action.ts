@@ -3,7 +3,7 @@
  * common LLM formatting: a leading thought, a missing "Action:", a newline instead of " with ",
  * a ```json fence around the input and text after the JSON object.
  */
-import { clip } from "./echo.js";
+import { clipText as clip } from "../echo.js";
 
 export interface ToolCall {
   tool: string;

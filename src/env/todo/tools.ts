@@ -4,8 +4,8 @@
  * replaying gold calls) share these implementations, so the two cannot drift apart.
  */
 import { z } from "zod";
+import { clipText as clip } from "../echo.js";
 import { isIsoDate } from "./dates.js";
-import { clip } from "./echo.js";
 import { isOverdue, PRIORITIES, type TodoState, type TodoTask } from "./world.js";
 
 export interface ToolContext {

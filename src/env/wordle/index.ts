@@ -1,3 +1,4 @@
+import { clipText } from "../echo.js";
 import {
   activeEpisode,
   checkTaskIndex,
@@ -88,21 +89,12 @@ function guessesLeft(episode: Episode): number {
   return MAX_GUESSES - episode.guesses;
 }
 
-/** Echoed input is cut to this many characters, so a huge reply cannot bloat an observation. */
-const MAX_ECHO = 60;
-
-/** A reply as echoed in errors: one line, at most MAX_ECHO characters. */
-function echo(text: string): string {
-  const line = text.replace(/\s+/g, " ");
-  return line.length > MAX_ECHO ? `${line.slice(0, MAX_ECHO - 3)}...` : line;
-}
-
 function invalidGuess(episode: Episode, word: string): StepResult {
   const wellFormed = /^[a-z]{5}$/.test(word);
   const reason = wellFormed ? "not-in-word-list" : "not-a-5-letter-word";
   const problem = wellFormed
     ? `Invalid word: "${word}" is not in the word list.`
-    : `Invalid guess: "${echo(word)}" is not a ${WORD_LENGTH}-letter word (use letters a-z only).`;
+    : `Invalid guess: "${clipText(word)}" is not a ${WORD_LENGTH}-letter word (use letters a-z only).`;
   const actionsLeft = MAX_ACTIONS - episode.actions;
   const base = { invalid: true, reason, guessesLeft: guessesLeft(episode) };
   if (actionsLeft === 0) {
