@@ -132,7 +132,19 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--host <host>", "address to bind (loopback unless told otherwise)", "127.0.0.1")
     .option("--port <port>", "port (0 = any free port)", "36001")
     .option("--max-instances <n>", "environment instances alive at once", "1024")
+    .option(
+      "--max-instances-per-client <n>",
+      "instances one client (remote address) may hold; beyond it /create answers 429 " +
+        "(default: half of --max-instances)",
+    )
     .option("--idle-timeout <seconds>", "close instances unused this long", "600")
+    .addHelpText(
+      "after",
+      "\nInstance ids are random integers in [2^31, 2^53), unguessable: holding an id is what\n" +
+        "lets a client use its instance. A client is a remote address (all local processes are\n" +
+        "one). /create answers 503 + Retry-After when the server is full and 429 + Retry-After\n" +
+        "when the client holds its share; clade's and AgentGym-RL's clients retry both.\n",
+    )
     .action(async (opts) => setExit(await serveEnvCommand(opts, io)));
 
   program
@@ -178,9 +190,14 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
       io.stderr(`clade: error: ${(error as Error).message}\n`);
       return 2;
     }
-    io.stderr(
-      `clade: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    // A bug of clade's, still one line unless asked for the stack (CLADE_DEBUG=1).
+    const detail =
+      error instanceof Error
+        ? process.env.CLADE_DEBUG
+          ? (error.stack ?? error.message)
+          : `${error.message.split("\n")[0]} (CLADE_DEBUG=1 shows the stack)`
+        : String(error);
+    io.stderr(`clade: internal error: ${detail}\n`);
     return 1;
   }
 }

@@ -1,9 +1,10 @@
 /**
  * AgentGym's "id" dialect, answering the shapes AgentGym's own Python clients read
  * (TextCraftEnvClient, BabyAIEnvClient, MazeEnvClient, ...). Errors come back as HTTP 200 with
- * {"error": "..."} as AgentGym servers do, except a refused /create (pool full, shutting down):
- * that is a 503 with Retry-After, because those clients check the status on create only and
- * AgentGym-RL's client factory retries a failed create.
+ * {"error": "..."} as AgentGym servers do, except a refused /create: 503 with Retry-After when
+ * the server is full or shutting down, 429 with Retry-After when this client holds its share,
+ * because those clients check the status on create only and AgentGym-RL's client factory
+ * retries a failed create.
  */
 import { z } from "zod";
 import type { Observation } from "../env/types.js";
@@ -40,12 +41,18 @@ const stepSchema = z.looseObject({ id: instanceIdSchema, action: z.string() });
 
 const closeSchema = z.looseObject({ id: instanceIdSchema });
 
-/** The env's error as AgentGym servers report it: 200 with {"error"}; 503 for refusals. */
+/** The env's error as AgentGym servers report it: 200 with {"error"}; 503/429 for refusals. */
 export function agentgymError(error: unknown): Reply {
   const serveError = toServeError(error);
   const body = { error: serveError.message, code: serveError.code };
-  if (serveError.code === "capacity" || serveError.code === "shutting_down") {
-    return json(503, body, { "retry-after": String(serveError.retryAfterSeconds ?? 1) });
+  if (
+    serveError.code === "capacity" ||
+    serveError.code === "client_capacity" ||
+    serveError.code === "shutting_down"
+  ) {
+    return json(serveError.status, body, {
+      "retry-after": String(serveError.retryAfterSeconds ?? 1),
+    });
   }
   if (serveError.code === "not_found" || serveError.code === "method_not_allowed") {
     return json(serveError.status, body);
@@ -73,7 +80,7 @@ function requireEpisode(id: number, episode: EpisodeState | undefined): EpisodeS
 
 async function create(app: ServeApp, context: RequestContext): Promise<Reply> {
   parseInput(createSchema, await context.body());
-  const instance = app.pool.create();
+  const instance = app.pool.create(context.client);
   // TextCraft's client reads an observation here; before any reset the instruction is what
   // there is to show.
   return json(200, {

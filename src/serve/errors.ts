@@ -15,6 +15,7 @@ export type ServeErrorCode =
   | "not_reset"
   | "episode_done"
   | "capacity"
+  | "client_capacity"
   | "shutting_down"
   | "env_error";
 
@@ -30,6 +31,8 @@ export const STATUS_OF_CODE: Readonly<Record<ServeErrorCode, number>> = {
   not_reset: 409,
   episode_done: 409,
   capacity: 503,
+  // The server has room, this client does not: "too many", not "unavailable".
+  client_capacity: 429,
   shutting_down: 503,
   env_error: 500,
 };
@@ -39,7 +42,7 @@ export class ServeError extends Error {
   constructor(
     readonly code: ServeErrorCode,
     message: string,
-    /** Sent as Retry-After with 503s. */
+    /** Sent as Retry-After with 503s and 429s. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

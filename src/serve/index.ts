@@ -6,13 +6,19 @@ export {
   type Instance,
   InstancePool,
   type InstancePoolOptions,
+  MAX_INSTANCE_ID,
+  MIN_INSTANCE_ID,
+  randomInstanceId,
 } from "./instances.js";
+export { clientOf } from "./request.js";
 export {
   createEnvServer,
   DEFAULT_HOST,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_INSTANCES,
+  DEFAULT_PER_CLIENT_SHARE,
+  defaultMaxInstancesPerClient,
   type EnvServer,
   type EnvServerOptions,
   type ResolvedEnvServerOptions,

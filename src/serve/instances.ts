@@ -1,10 +1,42 @@
 /**
- * The env instances a server holds. Each client gets its own instance under an id that is never
- * handed out again; calls to one instance run one at a time, in arrival order; instances left
- * idle too long are closed; past the maximum count, creation is refused (never shared).
+ * The env instances a server holds. Each client gets its own instance under a random id that
+ * other clients cannot guess and that is never handed out again; calls to one instance run one
+ * at a time, in arrival order; instances left idle too long are closed; past the maximum count,
+ * overall or for one client, creation is refused (never shared).
  */
+import { getRandomValues } from "node:crypto";
 import type { Env, EnvDefinition, Observation, StepResult } from "../env/types.js";
 import { ServeError, toServeError } from "./errors.js";
+
+/**
+ * Ids are drawn uniformly from [MIN_INSTANCE_ID, MAX_INSTANCE_ID]: random, so holding an id is
+ * what lets a client use an instance (about 2^53 values against at most a few thousand live
+ * ones); at least 2^31, so they never meet the small sequential ids of AgentGym's own servers
+ * or of older clade servers; at most 2^53 - 1, so every JSON parser (JavaScript's included)
+ * reads them exactly and AgentGym's Python clients pass them back as plain integers.
+ */
+export const MIN_INSTANCE_ID = 2 ** 31;
+export const MAX_INSTANCE_ID = Number.MAX_SAFE_INTEGER;
+/**
+ * Closed ids remembered, so a late call hears "closed or expired" rather than "never existed"
+ * and the id is not drawn again; older ones are forgotten (a repeat draw is then a 1 in 2^53
+ * chance).
+ */
+const RETIRED_IDS_KEPT = 65_536;
+/** The client of instances created without one (embedding code calling the pool directly). */
+export const LOCAL_CLIENT = "local";
+
+/** A uniform random integer in [MIN_INSTANCE_ID, MAX_INSTANCE_ID], from the CSPRNG. */
+export function randomInstanceId(): number {
+  const words = new Uint32Array(2);
+  for (;;) {
+    getRandomValues(words);
+    const [high = 0, low = 0] = words;
+    // 21 + 32 bits: uniform in [0, 2^53); draws below the range (1 in 4 million) are redrawn.
+    const id = (high & 0x1f_ffff) * 2 ** 32 + low;
+    if (id >= MIN_INSTANCE_ID) return id;
+  }
+}
 
 /** Sweeps for idle instances this often, relative to the idle timeout... */
 const SWEEP_FRACTION = 4;
@@ -14,12 +46,16 @@ const MAX_SWEEP_MS = 30_000;
 
 export interface InstancePoolOptions {
   maxInstances: number;
+  /** Live instances one client (remote address) may hold; default: maxInstances. */
+  maxInstancesPerClient?: number;
   /** An instance with no call for this long is closed; 0 keeps instances forever. */
   idleTimeoutMs: number;
   /** Suggested wait (Retry-After) when the pool is full. */
   retryAfterSeconds: number;
   /** Told about failures nobody is waiting for (an env's close() throwing). */
   onBackgroundError?: (error: unknown) => void;
+  /** Draws a candidate id; tests inject collisions here. Default: randomInstanceId. */
+  randomId?: () => number;
 }
 
 /** The current episode of an instance, as the server last reported it. */
@@ -37,6 +73,8 @@ export interface EpisodeState {
 
 export interface Instance {
   readonly id: number;
+  /** Who created it (the remote address), for the per-client cap. */
+  readonly client: string;
   readonly env: Env;
   readonly createdAt: number;
   lastUsedAt: number;
@@ -49,7 +87,10 @@ export interface Instance {
 
 export class InstancePool {
   private readonly instances = new Map<number, Instance>();
-  private nextId = 0;
+  /** Live instances per client. */
+  private readonly perClient = new Map<string, number>();
+  /** Recently closed ids, oldest first (a Set keeps insertion order). */
+  private readonly retired = new Set<number>();
   private sweeper: NodeJS.Timeout | undefined;
   private closing = false;
   /** env.close() calls still running, so shutdown can wait for them. */
@@ -77,12 +118,22 @@ export class InstancePool {
     return this.options.maxInstances;
   }
 
+  get maxInstancesPerClient(): number {
+    return this.options.maxInstancesPerClient ?? this.options.maxInstances;
+  }
+
+  /** Live instances created by this client. */
+  countOf(client: string): number {
+    return this.perClient.get(client) ?? 0;
+  }
+
   /** Ids of the live instances, oldest first. */
   ids(): number[] {
     return [...this.instances.keys()];
   }
 
-  create(): Instance {
+  /** A new instance for `client`; refused when the server or that client is at its cap. */
+  create(client: string = LOCAL_CLIENT): Instance {
     if (this.closing) {
       throw new ServeError("shutting_down", "the server is shutting down", 1);
     }
@@ -94,9 +145,19 @@ export class InstancePool {
         this.options.retryAfterSeconds,
       );
     }
+    const held = this.countOf(client);
+    if (held >= this.maxInstancesPerClient) {
+      throw new ServeError(
+        "client_capacity",
+        `this client (${client}) already holds ${held} environment instances, the most one ` +
+          "client may hold; close finished ones or retry later",
+        this.options.retryAfterSeconds,
+      );
+    }
     const now = Date.now();
     const instance: Instance = {
-      id: this.nextId++,
+      id: this.freshId(),
+      client,
       env: this.def.create(),
       createdAt: now,
       lastUsedAt: now,
@@ -104,14 +165,36 @@ export class InstancePool {
       tail: Promise.resolve(),
     };
     this.instances.set(instance.id, instance);
+    this.perClient.set(client, held + 1);
     return instance;
+  }
+
+  /** A random id that is neither live nor recently closed. */
+  private freshId(): number {
+    const draw = this.options.randomId ?? randomInstanceId;
+    for (;;) {
+      const id = draw();
+      if (!this.instances.has(id) && !this.retired.has(id)) return id;
+    }
+  }
+
+  private retire(instance: Instance): void {
+    this.instances.delete(instance.id);
+    const held = this.countOf(instance.client) - 1;
+    if (held > 0) this.perClient.set(instance.client, held);
+    else this.perClient.delete(instance.client);
+    this.retired.add(instance.id);
+    if (this.retired.size > RETIRED_IDS_KEPT) {
+      const oldest = this.retired.values().next().value;
+      if (oldest !== undefined) this.retired.delete(oldest);
+    }
   }
 
   /** The live instance with this id; unknown_instance otherwise. */
   get(id: number): Instance {
     const instance = this.instances.get(id);
     if (instance) return instance;
-    if (Number.isInteger(id) && id >= 0 && id < this.nextId) {
+    if (this.retired.has(id)) {
       const idle =
         this.options.idleTimeoutMs > 0
           ? `, or expired after ${this.options.idleTimeoutMs / 1000} s without calls`
@@ -196,7 +279,7 @@ export class InstancePool {
   close(id: number, waitMs?: number): Promise<boolean> {
     const instance = this.instances.get(id);
     if (!instance) return Promise.resolve(false);
-    this.instances.delete(id);
+    this.retire(instance);
     const settled = waitMs === undefined ? instance.tail : withDeadline(instance.tail, waitMs);
     const closing = settled
       .then(() => instance.env.close?.())

@@ -20,6 +20,8 @@ export interface RequestContext {
   /** Path without query, without trailing slash ("/" for the root). */
   path: string;
   query: URLSearchParams;
+  /** Who is asking: the remote address (see clientOf), the unit of the per-client cap. */
+  client: string;
   /** The body as JSON (undefined when empty); read on first call. */
   body(): Promise<unknown>;
   /** True once the body was refused without being read to its end: the socket must close. */
@@ -39,6 +41,17 @@ export interface ServeApp {
 /** A route answers the request, or returns undefined when the path is not its own. */
 export type Route = (context: RequestContext) => Promise<Reply> | undefined;
 
+/**
+ * The client a request comes from: its remote address, with IPv4-mapped IPv6 addresses
+ * ("::ffff:10.0.0.5", what a dual-stack listener reports) written as IPv4, so one machine is one
+ * client whichever way it connects.
+ */
+export function clientOf(remoteAddress: string | undefined): string {
+  if (remoteAddress === undefined || remoteAddress === "") return "unknown";
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(remoteAddress);
+  return mapped?.[1] ?? remoteAddress.toLowerCase();
+}
+
 export function requestContext(request: IncomingMessage, limits: BodyLimits): RequestContext {
   const url = new URL(request.url ?? "/", "http://localhost");
   let path = url.pathname.replace(/\/+$/, "");
@@ -49,6 +62,7 @@ export function requestContext(request: IncomingMessage, limits: BodyLimits): Re
     method: request.method ?? "GET",
     path,
     query: url.searchParams,
+    client: clientOf(request.socket.remoteAddress),
     body: () => {
       body ??= readJsonBody(request, limits).catch((error: unknown) => {
         if (error instanceof BodyTooLargeError && !error.drained) bodyLeftUnread = true;
@@ -66,14 +80,18 @@ export function json(status: number, body: unknown, headers?: Record<string, str
   return headers ? { status, body, headers } : { status, body };
 }
 
-/** Instance ids: non-negative integers, also as digit strings (query strings, lax clients). */
+/**
+ * Instance ids: non-negative safe integers (zod's int() is the safe range), also as digit
+ * strings (query strings, lax clients). Any such id is well-formed; only live ones are found.
+ */
 export const instanceIdSchema = z.union(
   [
     z.number().int().nonnegative(),
     z
       .string()
-      .regex(/^\d{1,15}$/)
-      .transform(Number),
+      .regex(/^\d{1,16}$/)
+      .transform(Number)
+      .pipe(z.number().int()),
   ],
   { error: "expected a non-negative integer" },
 );

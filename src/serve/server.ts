@@ -1,7 +1,8 @@
 /**
  * Serves one clade environment over HTTP: AgentGym's "id" dialect (for AgentGym and AgentGym-RL
- * clients) and clade's own /v1 API, on node:http. Many instances, calls to each serialised, idle
- * instances closed, a cap on instances, size and time limits on requests, graceful shutdown.
+ * clients) and clade's own /v1 API, on node:http. Many instances under unguessable ids, calls to
+ * each serialised, idle instances closed, caps on instances overall and per client, size and
+ * time limits on requests, graceful shutdown.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,6 +18,12 @@ import { v1Error, v1Routes } from "./v1-api.js";
 /** Loopback unless told otherwise: an env server runs whatever actions it is sent. */
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_MAX_INSTANCES = 1024;
+/**
+ * Unless told otherwise one client (remote address) may hold this share of maxInstances: half
+ * lets a lone trainer (AgentGym-RL creates batch x n instances from one machine) use most of the
+ * server, while a client that grabs all it can still leaves the other half to everyone else.
+ */
+export const DEFAULT_PER_CLIENT_SHARE = 0.5;
 export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Oversized bodies are read and dropped up to this, so the client gets the error reply. */
@@ -38,6 +45,7 @@ const nonNegativeInt = z.number().int().nonnegative();
 
 const serverOptionsSchema = z.object({
   maxInstances: positiveInt.default(DEFAULT_MAX_INSTANCES),
+  maxInstancesPerClient: positiveInt.optional(),
   idleTimeoutMs: nonNegativeInt.default(DEFAULT_IDLE_TIMEOUT_MS),
   maxBodyBytes: positiveInt.default(DEFAULT_MAX_BODY_BYTES),
   maxDrainBytes: positiveInt.default(DEFAULT_MAX_DRAIN_BYTES),
@@ -52,6 +60,11 @@ const serverOptionsSchema = z.object({
 export interface EnvServerOptions {
   /** Live instances at most; /create beyond it gets 503 with Retry-After. */
   maxInstances?: number;
+  /**
+   * Live instances one client (remote address) may hold; /create beyond it gets 429 with
+   * Retry-After. At most maxInstances; default half of it (DEFAULT_PER_CLIENT_SHARE).
+   */
+  maxInstancesPerClient?: number;
   /** Instances without a call for this long are closed; 0 never closes them. Default 10 min. */
   idleTimeoutMs?: number;
   /** Largest request body (default 1 MiB). */
@@ -75,15 +88,34 @@ export interface EnvServerOptions {
   onError?: (error: unknown) => void;
 }
 
-export type ResolvedEnvServerOptions = z.output<typeof serverOptionsSchema>;
+export type ResolvedEnvServerOptions = Omit<
+  z.output<typeof serverOptionsSchema>,
+  "maxInstancesPerClient"
+> & { maxInstancesPerClient: number };
+
+/** The per-client cap when none is given: DEFAULT_PER_CLIENT_SHARE of maxInstances, at least 1. */
+export function defaultMaxInstancesPerClient(maxInstances: number): number {
+  return Math.max(1, Math.floor(maxInstances * DEFAULT_PER_CLIENT_SHARE));
+}
 
 export function resolveEnvServerOptions(options: EnvServerOptions = {}): ResolvedEnvServerOptions {
   const { onError: _onError, ...rest } = options;
-  const resolved = serverOptionsSchema.parse(rest);
-  // Node refuses a headers timeout longer than the request timeout.
-  resolved.headersTimeoutMs = Math.min(resolved.headersTimeoutMs, resolved.requestTimeoutMs);
-  resolved.maxDrainBytes = Math.max(resolved.maxDrainBytes, resolved.maxBodyBytes);
-  return resolved;
+  const parsed = serverOptionsSchema.parse(rest);
+  const maxInstancesPerClient =
+    parsed.maxInstancesPerClient ?? defaultMaxInstancesPerClient(parsed.maxInstances);
+  if (maxInstancesPerClient > parsed.maxInstances) {
+    throw new RangeError(
+      `maxInstancesPerClient (${maxInstancesPerClient}) must not exceed ` +
+        `maxInstances (${parsed.maxInstances})`,
+    );
+  }
+  return {
+    ...parsed,
+    maxInstancesPerClient,
+    // Node refuses a headers timeout longer than the request timeout.
+    headersTimeoutMs: Math.min(parsed.headersTimeoutMs, parsed.requestTimeoutMs),
+    maxDrainBytes: Math.max(parsed.maxDrainBytes, parsed.maxBodyBytes),
+  };
 }
 
 export interface EnvServer {
@@ -132,6 +164,7 @@ export function createEnvServer(def: EnvDefinition, options: EnvServerOptions = 
   const onError = options.onError;
   const pool = new InstancePool(def, {
     maxInstances: resolved.maxInstances,
+    maxInstancesPerClient: resolved.maxInstancesPerClient,
     idleTimeoutMs: resolved.idleTimeoutMs,
     retryAfterSeconds: resolved.retryAfterSeconds,
     ...(onError ? { onBackgroundError: onError } : {}),

@@ -2,7 +2,8 @@
  * clade's own env API under /v1: resources and HTTP status codes instead of errors-as-200.
  *
  *   GET    /v1/info                      server, environment metadata, instance counts
- *   POST   /v1/instances                 201 {id}; 503 + Retry-After when full
+ *   POST   /v1/instances                 201 {id}; 503 + Retry-After when full, 429 +
+ *                                         Retry-After when this client holds its share
  *   GET    /v1/instances/:id             {id, episode | null}
  *   POST   /v1/instances/:id/reset       {task, seed?} → {observation}
  *   POST   /v1/instances/:id/step        {action} → {observation, reward, done, info}
@@ -10,7 +11,9 @@
  *
  * Errors: {"error": message, "code": code} with 400 (malformed JSON, missing or invalid fields,
  * unknown task), 404 (unknown or closed instance), 409 (step before reset or after done),
- * 413 (body too large), 503 (full or shutting down, with Retry-After).
+ * 413 (body too large), 429 (this client's cap, with Retry-After), 503 (full or shutting down,
+ * with Retry-After). Ids are random integers (see MIN_INSTANCE_ID): knowing one is what grants
+ * access to its instance.
  */
 import { z } from "zod";
 import { ServeError, toServeError } from "./errors.js";
@@ -57,12 +60,18 @@ function episodeView(episode: EpisodeState | undefined) {
   };
 }
 
-function info(app: ServeApp): Reply {
+function info(app: ServeApp, client: string): Reply {
   return json(200, {
     server: SERVER_NAME,
     api: V1_API_VERSION,
     env: app.def.info,
-    instances: { active: app.pool.size, max: app.pool.maxInstances },
+    instances: {
+      active: app.pool.size,
+      max: app.pool.maxInstances,
+      maxPerClient: app.pool.maxInstancesPerClient,
+      // The asking client's own count, so it can tell its cap from the server's.
+      yours: app.pool.countOf(client),
+    },
     idleTimeoutMs: app.idleTimeoutMs,
     maxBodyBytes: app.maxBodyBytes,
   });
@@ -114,12 +123,12 @@ export function v1Routes(app: ServeApp): Route {
     if (!path.startsWith("/v1/") && path !== "/v1") return undefined;
     const handle = async (): Promise<Reply> => {
       if (path === "/v1/info") {
-        return method === "GET" ? info(app) : notAllowed(method, "GET");
+        return method === "GET" ? info(app, context.client) : notAllowed(method, "GET");
       }
       if (path === "/v1/instances") {
         if (method !== "POST") return notAllowed(method, "POST");
         parseInput(createSchema, await context.body());
-        const instance = app.pool.create();
+        const instance = app.pool.create(context.client);
         return json(201, { id: instance.id }, { location: `/v1/instances/${instance.id}` });
       }
       const match = INSTANCE_PATH.exec(path);

@@ -167,6 +167,68 @@ describe("clade serve-env", () => {
     expect(result.stderr).toMatch(new RegExp(`^clade: error: .*port ${port} .*already in use\\n$`));
   });
 
+  it("caps instances per client: 429 past --max-instances-per-client, ids large", async () => {
+    const url = await serve(
+      "--env",
+      "maze",
+      "--max-instances",
+      "4",
+      "--max-instances-per-client",
+      "2",
+    );
+    const create = () =>
+      fetch(`${url}/create`, { method: "POST", body: "{}" }).then(async (response) => ({
+        status: response.status,
+        retryAfter: response.headers.get("retry-after"),
+        body: (await response.json()) as { id?: number; code?: string },
+      }));
+    const first = await create();
+    expect(first.status).toBe(200);
+    expect(Number.isSafeInteger(first.body.id) && (first.body.id as number) >= 2 ** 31).toBe(true);
+    expect((await create()).status).toBe(200);
+    const refused = await create();
+    expect(refused).toMatchObject({
+      status: 429,
+      retryAfter: "1",
+      body: { code: "client_capacity" },
+    });
+  });
+
+  it("validates --max-instances-per-client against --max-instances", async () => {
+    const over = await runCli(
+      "serve-env",
+      "--env",
+      "maze",
+      "--max-instances",
+      "10",
+      "--max-instances-per-client",
+      "11",
+    );
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(
+      /^clade: error: --max-instances-per-client must be at most --max-instances \(10\) \(got "11"\)\n$/,
+    );
+    const zero = await runCli("serve-env", "--env", "maze", "--max-instances-per-client", "0");
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/--max-instances-per-client must be at least 1/);
+    const fraction = await runCli(
+      "serve-env",
+      "--env",
+      "maze",
+      "--max-instances-per-client",
+      "1.5",
+    );
+    expect(fraction.code).toBe(2);
+    expect(fraction.stderr).toMatch(/--max-instances-per-client must be a whole number/);
+  });
+
+  it("documents the caps and ids in --help", async () => {
+    const help = await runCli("serve-env", "--help");
+    expect(help.stdout).toMatch(/--max-instances-per-client <n>/);
+    expect(help.stdout).toMatch(/half of --max-instances/);
+    expect(help.stdout).toMatch(/unguessable/);
+  });
+
   it("rejects an unknown environment before binding", async () => {
     const result = await runCli("serve-env", "--env", "chess", "--port", "0");
     expect(result.code).toBe(2);

@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { solveCoding } from "../../src/agent/reference/coding.js";
 import {
   CodingEnv,
@@ -16,7 +16,13 @@ import {
   parseAction,
   renameIdentifier,
   runInSandbox,
+  SANDBOX_RUN_MEMORY_BYTES,
+  SandboxBusyError,
+  type SandboxRun,
   type SuiteRequest,
+  sandboxConcurrency,
+  sandboxSlotsFor,
+  setSandboxConcurrency,
   TEST_ONLY_IDS,
   type TestCase,
   TRAIN_EXERCISES,
@@ -665,5 +671,126 @@ describe("coding helpers", () => {
     }
     expect(steps).toBeGreaterThan(5);
     expect(invalid / steps).toBeLessThan(0.3);
+  });
+});
+
+describe("coding sandbox concurrency", () => {
+  const roots: string[] = [];
+  afterEach(() => {
+    setSandboxConcurrency();
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
+
+  /** A workspace whose busy(ms, v) spins for ms milliseconds, then returns v. */
+  function busyWorkspace(): string {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "clade-coding-slots-")));
+    roots.push(root);
+    writeFileSync(join(root, "package.json"), '{ "type": "module" }\n');
+    writeFileSync(
+      join(root, "busy.js"),
+      "export function busy(ms, v) { const end = Date.now() + ms; while (Date.now() < end) {} return v; }\n",
+    );
+    return root;
+  }
+
+  const busyRun = (root: string, ms: number, value: number, options = {}) =>
+    runInSandbox([{ file: "busy.js", names: ["busy"], calls: [`busy(${ms}, ${value})`] }], {
+      root,
+      timeoutMs: 10_000,
+      ...options,
+    });
+
+  const resultOf = (run: SandboxRun) => {
+    const record = run.suites[0]?.cases[0];
+    return record?.ok ? record.value : record;
+  };
+
+  it("derives the cap from memory: at least 1, one slot per run allowance", () => {
+    expect(sandboxSlotsFor(0)).toBe(1);
+    expect(sandboxSlotsFor(SANDBOX_RUN_MEMORY_BYTES)).toBe(1);
+    expect(sandboxSlotsFor(16 * 1024 ** 3)).toBe(
+      Math.floor((8 * 1024 ** 3) / SANDBOX_RUN_MEMORY_BYTES),
+    );
+    setSandboxConcurrency();
+    expect(sandboxConcurrency().limit).toBeGreaterThanOrEqual(1);
+    expect(() => setSandboxConcurrency(0)).toThrow(RangeError);
+  });
+
+  it("runs at most the cap at once; the rest wait their turn and all finish correctly", async () => {
+    setSandboxConcurrency(2);
+    const root = busyWorkspace();
+    let maxActive = 0;
+    const watch = setInterval(() => {
+      maxActive = Math.max(maxActive, sandboxConcurrency().active);
+    }, 5);
+    try {
+      const runs = [1, 2, 3, 4, 5].map((value) => busyRun(root, 250, value));
+      // The first two took the slots, the other three are in line.
+      expect(sandboxConcurrency()).toMatchObject({ limit: 2, active: 2, queued: 3 });
+      const results = await Promise.all(runs);
+      expect(results.map(resultOf)).toEqual([1, 2, 3, 4, 5]);
+      expect(results.every((run) => run.completed && !run.timedOut)).toBe(true);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(maxActive).toBe(2);
+    expect(sandboxConcurrency()).toMatchObject({ active: 0, queued: 0 });
+  });
+
+  it("starts a queued run's timeout when its child starts, not while it waits", async () => {
+    setSandboxConcurrency(1);
+    const root = busyWorkspace();
+    const first = busyRun(root, 600, 1);
+    const second = busyRun(root, 50, 2, { timeoutMs: 400 });
+    const [a, b] = await Promise.all([first, second]);
+    expect(resultOf(a)).toBe(1);
+    expect(b.timedOut).toBe(false);
+    expect(resultOf(b)).toBe(2);
+  });
+
+  it("gives up a queued run on abort or past its queue timeout; the slot holder is unharmed", async () => {
+    setSandboxConcurrency(1);
+    const root = busyWorkspace();
+    const holder = busyRun(root, 700, 1);
+    const controller = new AbortController();
+    const aborted = busyRun(root, 10, 2, { signal: controller.signal });
+    const impatient = busyRun(root, 10, 3, { queueTimeoutMs: 100 });
+    expect(sandboxConcurrency().queued).toBe(2);
+    const reason = new Error("caller went away");
+    controller.abort(reason);
+    await expect(aborted).rejects.toBe(reason);
+    const busy = await impatient.catch((error: unknown) => error);
+    expect(busy).toBeInstanceOf(SandboxBusyError);
+    expect((busy as Error).message).toMatch(/every sandbox slot \(1\) stayed busy/);
+    expect(sandboxConcurrency().queued).toBe(0);
+    expect(resultOf(await holder)).toBe(1);
+    // An already-aborted signal never queues.
+    await expect(busyRun(root, 10, 4, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+  });
+
+  it("lets closing a coding env give up its queued run", async () => {
+    setSandboxConcurrency(1);
+    const holder = busyRun(busyWorkspace(), 500, 1);
+    const env = await resetTask0();
+    const step = env.step("run tests").catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sandboxConcurrency().queued).toBe(1);
+    await env.close();
+    expect(await step).toMatchObject({ message: expect.stringMatching(/was closed/) });
+    expect(sandboxConcurrency().queued).toBe(0);
+    await holder;
+  });
+
+  it("does not count a run that never got a slot as a step", async () => {
+    setSandboxConcurrency(1);
+    const holder = busyRun(busyWorkspace(), 1_000, 1);
+    const env = new CodingEnv({ queueTimeoutMs: 50 });
+    opened.push(env);
+    await env.reset(0);
+    await expect(env.step("run tests")).rejects.toBeInstanceOf(SandboxBusyError);
+    await holder;
+    await env.step(write("reverse-words.js", REVERSE));
+    // write and submit: two steps; the refused run is not one.
+    expect((await env.step("submit")).info).toMatchObject({ success: true, steps: 2 });
   });
 });

@@ -156,6 +156,7 @@ describe("remote env errors against clade's server", () => {
     const remote = createRemoteEnv({ url: server.url, info: mazeEnv.info });
     await remote.reset(1);
     const firstId = remote.instanceId as number;
+    expect(firstId).toBeGreaterThanOrEqual(2 ** 31);
     await server.pool.close(firstId);
     await expect(remote.step("move up")).rejects.toBeInstanceOf(RemoteInstanceLostError);
     await remote.reset(1);
@@ -182,6 +183,29 @@ describe("remote env errors against clade's server", () => {
     await waiting.reset(2);
     expect(waits).toEqual([2000]);
     await waiting.close();
+  });
+
+  it("retries create on 429 when this client holds its share, in both dialects", async () => {
+    const server = await serve(mazeEnv, { maxInstances: 4, maxInstancesPerClient: 1 });
+    for (const dialect of ["id", "clade"] as const) {
+      const holder = createRemoteEnv({ url: server.url, dialect, info: mazeEnv.info });
+      await holder.reset(0);
+      const waits: number[] = [];
+      const waiting = createRemoteEnv({
+        url: server.url,
+        dialect,
+        info: mazeEnv.info,
+        retry: { maxRetries: 3 },
+        sleep: async (ms) => {
+          waits.push(ms);
+          await holder.close();
+        },
+      });
+      await waiting.reset(2);
+      expect(waits).toEqual([1000]);
+      expect(waiting.instanceId).toBeGreaterThanOrEqual(2 ** 31);
+      await waiting.close();
+    }
   });
 
   it("gives up on a full server with its message after the retries", async () => {
@@ -383,6 +407,40 @@ describe("env_idx dialect against a tiny fake server", () => {
     expect((lost as Error).message).toMatch(
       /shop: the environment server said: The id 0 is not valid/,
     );
+  });
+});
+
+describe("instance ids", () => {
+  it("sends back ids up to 2^53 - 1 exactly, whether numbers or digit strings", async () => {
+    const largest = Number.MAX_SAFE_INTEGER;
+    for (const created of [{ id: largest }, { id: String(largest) }, largest]) {
+      const fake = await fakeServer(({ path }, response) => {
+        if (path === "/create") return reply(response, 200, created);
+        if (path === "/reset") return reply(response, 200, { observation: "start" });
+        return reply(response, 200, { observation: "moved", reward: 0, done: false });
+      });
+      const remote = createRemoteEnv({ url: fake.url });
+      await remote.reset(0);
+      await remote.step("go");
+      expect(remote.instanceId).toBe(largest);
+      expect(fake.requests.map((r) => (r.body as { id?: unknown } | undefined)?.id)).toEqual([
+        undefined,
+        largest,
+        largest,
+      ]);
+      await fake.close();
+    }
+  });
+
+  it("refuses an id JSON cannot carry exactly instead of using a rounded one", async () => {
+    const fake = await fakeServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end('{"id": 9007199254740993}');
+    });
+    const remote = createRemoteEnv({ url: fake.url, retry: NO_WAIT });
+    const error = await remote.reset(0).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RemoteProtocolError);
+    expect((error as Error).message).toMatch(/between 0 and 2\^53 - 1/);
   });
 });
 

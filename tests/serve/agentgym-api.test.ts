@@ -24,6 +24,12 @@ async function get(path: string): Promise<{ status: number; body: unknown }> {
   return { status: response.status, body: await response.json() };
 }
 
+/** clade's ids: random integers in [2^31, 2^53), exact in JSON. */
+function expectLargeId(id: unknown) {
+  expect(Number.isSafeInteger(id)).toBe(true);
+  expect(id as number).toBeGreaterThanOrEqual(2 ** 31);
+}
+
 /** AgentGym's way of failing: HTTP 200 and {"error"}. */
 function expectError(reply: { status: number; body: unknown }, code: string, text?: RegExp) {
   expect(reply.status).toBe(200);
@@ -47,14 +53,16 @@ describe("AgentGym id dialect on maze", () => {
     const created = await post("/create", {});
     expect(created.status).toBe(200);
     const createBody = created.body as Record<string, unknown>;
-    expect(createBody).toMatchObject({ id: 0, reward: 0, done: false });
+    expect(createBody).toMatchObject({ reward: 0, done: false });
     expect(createBody.observation).toBe(mazeEnv.info.instruction);
+    const id = createBody.id as number;
+    expectLargeId(id);
 
     const local = new MazeEnv();
     const first = await local.reset(7);
-    const reset = await post("/reset", { id: 0, data_idx: 7 });
+    const reset = await post("/reset", { id, data_idx: 7 });
     expect(reset.body).toEqual({
-      id: 0,
+      id,
       observation: `${mazeEnv.info.instruction}\n\n${first.text}`,
       reward: 0,
       score: 0,
@@ -64,11 +72,11 @@ describe("AgentGym id dialect on maze", () => {
       seed: 0,
     });
 
-    const bare = await post("/reset", { id: 0, data_idx: 7, include_instruction: false });
+    const bare = await post("/reset", { id, data_idx: 7, include_instruction: false });
     expect((bare.body as { observation: string }).observation).toBe(first.text);
 
     const expected = await local.step("move up");
-    const stepped = await post("/step", { id: 0, action: "move up" });
+    const stepped = await post("/step", { id, action: "move up" });
     expect(stepped.body).toEqual({
       observation: expected.observation.text,
       reward: expected.reward,
@@ -78,15 +86,15 @@ describe("AgentGym id dialect on maze", () => {
       info: expected.info,
     });
 
-    expect(await get("/observation?id=0")).toEqual({
+    expect(await get(`/observation?id=${id}`)).toEqual({
       status: 200,
       body: expected.observation.text,
     });
-    expect((await get("/available_actions?id=0")).body).toEqual(
+    expect((await get(`/available_actions?id=${id}`)).body).toEqual(
       expected.observation.availableActions,
     );
-    expect((await get("/detail?id=0")).body).toMatchObject({
-      id: 0,
+    expect((await get(`/detail?id=${id}`)).body).toMatchObject({
+      id,
       env: "maze",
       version: mazeEnv.info.version,
       task_index: 7,
@@ -96,8 +104,8 @@ describe("AgentGym id dialect on maze", () => {
       observation: expected.observation.text,
     });
 
-    expect(await post("/close", { id: 0 })).toEqual({ status: 200, body: true });
-    expect(await post("/close", { id: 0 })).toEqual({ status: 200, body: false });
+    expect(await post("/close", { id })).toEqual({ status: 200, body: true });
+    expect(await post("/close", { id })).toEqual({ status: 200, body: false });
     expect(server.pool.size).toBe(0);
   });
 
@@ -130,8 +138,9 @@ describe("AgentGym id dialect on maze", () => {
 
   it("accepts TextCraft's create body and ignores fields it does not know", async () => {
     const created = await post("/create", { commands: null, goal: null, minecraft_dir: "x" });
-    expect((created.body as { id: number }).id).toBe(0);
-    const reply = await post("/reset", { id: 0, data_idx: 1, extra: [1, 2] });
+    const id = (created.body as { id: number }).id;
+    expectLargeId(id);
+    const reply = await post("/reset", { id, data_idx: 1, extra: [1, 2] });
     expect((reply.body as { done: boolean }).done).toBe(false);
   });
 
@@ -143,10 +152,15 @@ describe("AgentGym id dialect on maze", () => {
       ),
     );
     expect(new Set(ids).size).toBe(50);
+    for (const id of ids) expectLargeId(id);
+    // Random, not counted: no two neighbours, and not in creation order.
+    const sorted = [...ids].sort((a, b) => a - b);
+    expect(sorted).not.toEqual(ids);
+    expect(sorted.some((id, i) => i > 0 && id - (sorted[i - 1] as number) === 1)).toBe(false);
     await post("/close", { id: ids[0] });
     const next = ((await post("/create", {})).body as { id: number }).id;
     expect(ids).not.toContain(next);
-    expect(next).toBe(50);
+    expectError(await post("/step", { id: ids[0], action: "move up" }), "unknown_instance");
   });
 
   it("reports malformed JSON and bodies that are not objects", async () => {
@@ -157,18 +171,20 @@ describe("AgentGym id dialect on maze", () => {
   });
 
   it("names missing and mistyped fields", async () => {
-    await post("/create", {});
-    expectError(await post("/step", { id: 0 }), "invalid_request", /missing field "action"/);
+    const { id } = (await post("/create", {})).body as { id: number };
+    expectError(await post("/step", { id }), "invalid_request", /missing field "action"/);
     expectError(
       await post("/step", { action: "move up" }),
       "invalid_request",
       /missing field "id"/,
     );
-    expectError(await post("/step", { id: 0, action: 3 }), "invalid_request", /"action"/);
+    expectError(await post("/step", { id, action: 3 }), "invalid_request", /"action"/);
     expectError(await post("/step", { id: -1, action: "x" }), "invalid_request", /"id"/);
     expectError(await post("/step", { id: 1.5, action: "x" }), "invalid_request", /"id"/);
-    expectError(await post("/reset", { id: 0 }), "invalid_request", /data_idx/);
-    expectError(await post("/reset", { id: 0, data_idx: "7" }), "invalid_request", /data_idx/);
+    expectError(await post("/step", { id: 2 ** 53, action: "x" }), "invalid_request", /"id"/);
+    expectError(await get("/observation?id=9007199254740992"), "invalid_request", /"id"/);
+    expectError(await post("/reset", { id }), "invalid_request", /data_idx/);
+    expectError(await post("/reset", { id, data_idx: "7" }), "invalid_request", /data_idx/);
     expectError(await post("/close", {}), "invalid_request", /missing field "id"/);
     expectError(await get("/observation"), "invalid_request", /query parameter "id"/);
     expectError(await get("/observation?id=abc"), "invalid_request", /"id"/);
@@ -177,22 +193,22 @@ describe("AgentGym id dialect on maze", () => {
   it("reports unknown and closed ids, steps out of turn, unknown tasks", async () => {
     expectError(await post("/step", { id: 99, action: "move up" }), "unknown_instance", /99/);
     expectError(await get("/detail?id=99"), "unknown_instance");
-    await post("/create", {});
-    expectError(await post("/step", { id: 0, action: "move up" }), "not_reset", /reset first/);
-    expectError(await get("/observation?id=0"), "not_reset");
-    expectError(await post("/reset", { id: 0, data_idx: 100_000 }), "unknown_task", /100000/);
+    const { id } = (await post("/create", {})).body as { id: number };
+    expectError(await post("/step", { id, action: "move up" }), "not_reset", /reset first/);
+    expectError(await get(`/observation?id=${id}`), "not_reset");
+    expectError(await post("/reset", { id, data_idx: 100_000 }), "unknown_task", /100000/);
 
     // Walk the reference route to the goal, then step once more.
-    await post("/reset", { id: 0, data_idx: 0 });
+    await post("/reset", { id, data_idx: 0 });
     const { solveMaze } = await import("../../src/agent/reference/maze.js");
     const agent = solveMaze({ env: mazeEnv.info, taskIndex: 0, seed: 0, sampleIndex: 0 });
-    let observation = { text: (await get("/observation?id=0")).body as string };
+    let observation = { text: (await get(`/observation?id=${id}`)).body as string };
     for (let turn = 0; turn < mazeEnv.info.maxSteps; turn++) {
       const { action } = await agent.act(
         { instruction: "", observation, history: [] },
         new AbortController().signal,
       );
-      const reply = (await post("/step", { id: 0, action })).body as {
+      const reply = (await post("/step", { id, action })).body as {
         observation: string;
         done: boolean;
         reward: number;
@@ -203,11 +219,11 @@ describe("AgentGym id dialect on maze", () => {
         break;
       }
     }
-    expectError(await post("/step", { id: 0, action: "move up" }), "episode_done", /finished/);
+    expectError(await post("/step", { id, action: "move up" }), "episode_done", /finished/);
 
-    await post("/close", { id: 0 });
-    expectError(await post("/step", { id: 0, action: "move up" }), "unknown_instance", /no longer/);
-    expectError(await post("/reset", { id: 0, data_idx: 1 }), "unknown_instance");
+    await post("/close", { id });
+    expectError(await post("/step", { id, action: "move up" }), "unknown_instance", /no longer/);
+    expectError(await post("/reset", { id, data_idx: 1 }), "unknown_instance");
   });
 
   it("answers unknown paths with 404 and wrong methods with 405", async () => {

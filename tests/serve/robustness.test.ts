@@ -141,7 +141,11 @@ describe("env server robustness", () => {
   });
 
   it("refuses instances past the cap with 503 + Retry-After in both APIs", async () => {
-    server = await startEnvServer(mazeEnv, { maxInstances: 2, retryAfterSeconds: 3 });
+    server = await startEnvServer(mazeEnv, {
+      maxInstances: 2,
+      maxInstancesPerClient: 2,
+      retryAfterSeconds: 3,
+    });
     const base = server.url;
     await post(base, "/create", {});
     await post(base, "/v1/instances", {});
@@ -166,7 +170,7 @@ describe("env server robustness", () => {
     });
     expect(received).toMatch(/^HTTP\/1\.1 408/);
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: 0 });
+    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: expect.any(Number) });
   });
 
   it("times out a client that never finishes its body, and keeps serving", async () => {
@@ -179,7 +183,7 @@ describe("env server robustness", () => {
     });
     expect(received).toMatch(/^HTTP\/1\.1 408/);
     expect(server.pool.size).toBe(0);
-    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: 0 });
+    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: expect.any(Number) });
   });
 
   it("survives clients that vanish mid-body and bodies past the drain limit", async () => {
@@ -199,7 +203,7 @@ describe("env server robustness", () => {
       for (let i = 0; i < 4; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
     });
     expect(undeclared).toMatch(/^HTTP\/1\.1 413[\s\S]*too_large/);
-    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: 0 });
+    expect((await post(server.url, "/create", {})).body).toMatchObject({ id: expect.any(Number) });
   });
 
   it("shuts down gracefully: requests in flight finish, instances close", async () => {

@@ -34,6 +34,15 @@ async function call(method: string, path: string, body?: unknown): Promise<Reply
   };
 }
 
+/** Creates an instance and returns its id (random, at least 2^31). */
+async function create(): Promise<number> {
+  const created = await call("POST", "/v1/instances");
+  expect(created.status).toBe(201);
+  const id = (created.body as { id: number }).id;
+  expect(Number.isSafeInteger(id) && id >= 2 ** 31).toBe(true);
+  return id;
+}
+
 function expectError(reply: Reply, status: number, code: string, text?: RegExp) {
   expect(reply.status).toBe(status);
   expect(reply.body).toMatchObject({ code });
@@ -52,7 +61,7 @@ describe("/v1 on maze", () => {
       server: "clade",
       api: 1,
       env: mazeEnv.info,
-      instances: { active: 0, max: 3 },
+      instances: { active: 0, max: 3, maxPerClient: 1, yours: 0 },
       idleTimeoutMs: 600_000,
       maxBodyBytes: 1024 * 1024,
     });
@@ -61,21 +70,23 @@ describe("/v1 on maze", () => {
   it("creates, resets, steps, shows and deletes an instance", async () => {
     const created = await call("POST", "/v1/instances");
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: 0 });
-    expect(created.headers.get("location")).toBe("/v1/instances/0");
+    const id = (created.body as { id: number }).id;
+    expect(created.body).toEqual({ id });
+    expect(Number.isSafeInteger(id) && id >= 2 ** 31).toBe(true);
+    expect(created.headers.get("location")).toBe(`/v1/instances/${id}`);
 
     const local = new MazeEnv();
     const first = await local.reset(4, { seed: 2 });
-    const reset = await call("POST", "/v1/instances/0/reset", { task: 4, seed: 2 });
+    const reset = await call("POST", `/v1/instances/${id}/reset`, { task: 4, seed: 2 });
     expect(reset).toMatchObject({ status: 200, body: { observation: first } });
 
     const expected = await local.step("move down");
-    const stepped = await call("POST", "/v1/instances/0/step", { action: "move down" });
+    const stepped = await call("POST", `/v1/instances/${id}/step`, { action: "move down" });
     expect(stepped).toMatchObject({ status: 200, body: expected });
 
-    const shown = await call("GET", "/v1/instances/0");
+    const shown = await call("GET", `/v1/instances/${id}`);
     expect(shown.body).toEqual({
-      id: 0,
+      id,
       episode: {
         task: 4,
         seed: 2,
@@ -87,36 +98,54 @@ describe("/v1 on maze", () => {
       },
     });
 
-    const deleted = await call("DELETE", "/v1/instances/0");
+    const deleted = await call("DELETE", `/v1/instances/${id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBeUndefined();
-    expectError(await call("DELETE", "/v1/instances/0"), 404, "unknown_instance");
-    expectError(await call("GET", "/v1/instances/0"), 404, "unknown_instance", /no longer exists/);
+    expectError(await call("DELETE", `/v1/instances/${id}`), 404, "unknown_instance");
+    expectError(
+      await call("GET", `/v1/instances/${id}`),
+      404,
+      "unknown_instance",
+      /no longer exists/,
+    );
   });
 
   it("shows an instance without an episode as episode null", async () => {
-    await call("POST", "/v1/instances");
-    expect((await call("GET", "/v1/instances/0")).body).toEqual({ id: 0, episode: null });
+    const id = await create();
+    expect((await call("GET", `/v1/instances/${id}`)).body).toEqual({ id, episode: null });
   });
 
   it("answers bad requests with 400 and a message", async () => {
-    await call("POST", "/v1/instances");
-    expectError(await call("POST", "/v1/instances/0/reset", "{oops"), 400, "bad_json");
-    expectError(await call("POST", "/v1/instances/0/reset", {}), 400, "invalid_request", /"task"/);
+    const id = await create();
+    expectError(await call("POST", `/v1/instances/${id}/reset`, "{oops"), 400, "bad_json");
     expectError(
-      await call("POST", "/v1/instances/0/reset", { task: "one" }),
+      await call("POST", `/v1/instances/${id}/reset`, {}),
       400,
       "invalid_request",
       /"task"/,
     );
     expectError(
-      await call("POST", "/v1/instances/0/reset", { task: 1, seed: 0.5 }),
+      await call("POST", `/v1/instances/${id}/reset`, { task: "one" }),
+      400,
+      "invalid_request",
+      /"task"/,
+    );
+    expectError(
+      await call("POST", `/v1/instances/${id}/reset`, { task: 1, seed: 0.5 }),
       400,
       "invalid_request",
       /"seed"/,
     );
-    expectError(await call("POST", "/v1/instances/0/reset", { task: 9999 }), 400, "unknown_task");
-    expectError(await call("POST", "/v1/instances/0/step", { act: "x" }), 400, "invalid_request");
+    expectError(
+      await call("POST", `/v1/instances/${id}/reset`, { task: 9999 }),
+      400,
+      "unknown_task",
+    );
+    expectError(
+      await call("POST", `/v1/instances/${id}/step`, { act: "x" }),
+      400,
+      "invalid_request",
+    );
     expectError(
       await call("POST", "/v1/instances/abc/step", { action: "x" }),
       400,
@@ -130,9 +159,9 @@ describe("/v1 on maze", () => {
       404,
       "unknown_instance",
     );
-    await call("POST", "/v1/instances");
+    const id = await create();
     expectError(
-      await call("POST", "/v1/instances/0/step", { action: "move up" }),
+      await call("POST", `/v1/instances/${id}/step`, { action: "move up" }),
       409,
       "not_reset",
     );
@@ -141,27 +170,27 @@ describe("/v1 on maze", () => {
   it("answers a step after done with 409", async () => {
     await server.close();
     server = await startEnvServer(counterEnv);
-    await call("POST", "/v1/instances");
-    await call("POST", "/v1/instances/0/reset", { task: 0 });
-    const done = await call("POST", "/v1/instances/0/step", { action: "inc" });
+    const id = await create();
+    await call("POST", `/v1/instances/${id}/reset`, { task: 0 });
+    const done = await call("POST", `/v1/instances/${id}/step`, { action: "inc" });
     expect(done.body).toMatchObject({ reward: 1, done: true });
     expectError(
-      await call("POST", "/v1/instances/0/step", { action: "inc" }),
+      await call("POST", `/v1/instances/${id}/step`, { action: "inc" }),
       409,
       "episode_done",
       /reset/,
     );
     // A new episode on the same instance is fine.
-    expect((await call("POST", "/v1/instances/0/reset", { task: 1 })).status).toBe(200);
+    expect((await call("POST", `/v1/instances/${id}/reset`, { task: 1 })).status).toBe(200);
   });
 
   it("answers an env crash with 500", async () => {
     await server.close();
     server = await startEnvServer(counterEnv);
-    await call("POST", "/v1/instances");
-    await call("POST", "/v1/instances/0/reset", { task: 0 });
+    const id = await create();
+    await call("POST", `/v1/instances/${id}/reset`, { task: 0 });
     expectError(
-      await call("POST", "/v1/instances/0/step", { action: "explode" }),
+      await call("POST", `/v1/instances/${id}/step`, { action: "explode" }),
       500,
       "env_error",
       /env crashed/,
@@ -169,30 +198,46 @@ describe("/v1 on maze", () => {
   });
 
   it("answers 503 with Retry-After when every instance is taken", async () => {
-    for (let i = 0; i < 3; i++) expect((await call("POST", "/v1/instances")).status).toBe(201);
+    await server.close();
+    server = await startEnvServer(mazeEnv, { maxInstances: 3, maxInstancesPerClient: 3 });
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await create());
     const full = await call("POST", "/v1/instances");
     expectError(full, 503, "capacity", /all 3/);
     expect(full.headers.get("retry-after")).toBe("1");
-    await call("DELETE", "/v1/instances/1");
-    expect((await call("POST", "/v1/instances")).body).toEqual({ id: 3 });
+    await call("DELETE", `/v1/instances/${ids[1]}`);
+    const again = await create();
+    expect(ids).not.toContain(again);
+  });
+
+  it("answers 429 with Retry-After when this client holds its share", async () => {
+    await create();
+    const mine = await call("POST", "/v1/instances");
+    expectError(mine, 429, "client_capacity", /holds 1 /);
+    expect(mine.headers.get("retry-after")).toBe("1");
+    expect((await call("GET", "/v1/info")).body).toMatchObject({
+      instances: { active: 1, max: 3, maxPerClient: 1, yours: 1 },
+    });
   });
 
   it("answers a body over the limit with 413", async () => {
-    await call("POST", "/v1/instances");
-    await call("POST", "/v1/instances/0/reset", { task: 1 });
-    const reply = await call("POST", "/v1/instances/0/step", {
+    const id = await create();
+    await call("POST", `/v1/instances/${id}/reset`, { task: 1 });
+    const reply = await call("POST", `/v1/instances/${id}/step`, {
       action: "y".repeat(10 * 1024 * 1024),
     });
     expectError(reply, 413, "too_large");
-    expect((await call("POST", "/v1/instances/0/step", { action: "move up" })).status).toBe(200);
+    expect((await call("POST", `/v1/instances/${id}/step`, { action: "move up" })).status).toBe(
+      200,
+    );
   });
 
   it("answers unknown endpoints with 404 and wrong methods with 405", async () => {
     expectError(await call("GET", "/v1/nothing"), 404, "not_found");
     expectError(await call("POST", "/v1/info"), 405, "method_not_allowed");
     expectError(await call("GET", "/v1/instances"), 405, "method_not_allowed");
-    await call("POST", "/v1/instances");
-    const wrong = await call("GET", "/v1/instances/0/step");
+    const id = await create();
+    const wrong = await call("GET", `/v1/instances/${id}/step`);
     expectError(wrong, 405, "method_not_allowed");
     expect(wrong.headers.get("allow")).toBe("POST");
   });

@@ -1,17 +1,32 @@
 /** `clade serve-env`: serve a built-in environment over AgentGym's HTTP protocol (and /v1). */
 import { z } from "zod";
 import { findEnv } from "../../env/registry.js";
-import { startEnvServer } from "../../serve/index.js";
+import { defaultMaxInstancesPerClient, startEnvServer } from "../../serve/index.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 
-const serveOptionsSchema = z.object({
-  env: z.string().min(1, "is required"),
-  host: z.string().min(1, "must not be empty"),
-  port: integerOption(0, 65_535),
-  maxInstances: integerOption(1, 1_000_000),
-  idleTimeout: integerOption(1, 7 * 24 * 3600),
-});
+const MAX_INSTANCES_LIMIT = 1_000_000;
+
+const serveOptionsSchema = z
+  .object({
+    env: z.string().min(1, "is required"),
+    host: z.string().min(1, "must not be empty"),
+    port: integerOption(0, 65_535),
+    maxInstances: integerOption(1, MAX_INSTANCES_LIMIT),
+    /** Unset: half of --max-instances (the server's default share). */
+    maxInstancesPerClient: integerOption(1, MAX_INSTANCES_LIMIT).optional(),
+    idleTimeout: integerOption(1, 7 * 24 * 3600),
+  })
+  .superRefine((options, context) => {
+    const perClient = options.maxInstancesPerClient;
+    if (perClient !== undefined && perClient > options.maxInstances) {
+      context.addIssue({
+        code: "custom",
+        path: ["maxInstancesPerClient"],
+        message: `must be at most --max-instances (${options.maxInstances})`,
+      });
+    }
+  });
 
 /** Serves until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function serveEnvCommand(
@@ -26,6 +41,8 @@ export async function serveEnvCommand(
       host: options.host,
       port: options.port,
       maxInstances: options.maxInstances,
+      maxInstancesPerClient:
+        options.maxInstancesPerClient ?? defaultMaxInstancesPerClient(options.maxInstances),
       idleTimeoutMs: options.idleTimeout * 1000,
     });
   } catch (error) {

@@ -6,6 +6,7 @@ import {
   activeEpisode,
   checkTaskIndex,
   type Env,
+  EnvError,
   type EnvInfo,
   type Observation,
   type ResetOptions,
@@ -60,6 +61,8 @@ const VIEW_READ_BYTES = VIEW_CHARS * 4;
 export interface CodingEnvOptions {
   /** Wall-clock limit of one test run in the sandbox; 5 seconds unless set. */
   timeoutMs?: number;
+  /** Longest wait for a free sandbox slot before the step fails (default 2 minutes). */
+  queueTimeoutMs?: number;
 }
 
 interface Episode {
@@ -79,9 +82,13 @@ export class CodingEnv implements Env {
   readonly info = CODING_INFO;
   private episode: Episode | undefined;
   private readonly timeoutMs: number;
+  private readonly queueTimeoutMs: number | undefined;
+  /** Aborted by close(): a run still waiting for a sandbox slot gives it up, a running one dies. */
+  private runs = new AbortController();
 
   constructor(options: CodingEnvOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.queueTimeoutMs = options.queueTimeoutMs;
   }
 
   /** The current episode's workspace directory (for inspection), if any. */
@@ -133,7 +140,9 @@ export class CodingEnv implements Env {
         });
       }
       case "run": {
-        const { verdicts, summary, run } = await this.runTests(episode, task.visible);
+        const { verdicts, summary, run } = await this.uncountedOnFailure(episode, () =>
+          this.runTests(episode, task.visible),
+        );
         const text = runTestsText(task, summary, verdicts, run, workspace.root);
         return this.result(episode, text, {
           passed: summary.passed,
@@ -142,13 +151,28 @@ export class CodingEnv implements Env {
         });
       }
       case "submit":
-        return this.submit(episode);
+        return this.uncountedOnFailure(episode, () => this.submit(episode));
     }
   }
 
   async close(): Promise<void> {
+    this.runs.abort(new EnvError(`${this.info.name}: the environment was closed`));
+    this.runs = new AbortController();
     this.discardWorkspace();
     this.episode = undefined;
+  }
+
+  /**
+   * A run that never happened (no sandbox slot in time, or closed while waiting) does not use
+   * up one of the episode's steps: the agent may simply try again.
+   */
+  private async uncountedOnFailure<T>(episode: Episode, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      episode.steps--;
+      throw error;
+    }
   }
 
   private discardWorkspace(): void {
@@ -159,7 +183,12 @@ export class CodingEnv implements Env {
     const { task, workspace } = episode;
     const run = await runInSandbox(
       [{ file: task.solutionFile, names: task.exports, calls: tests.map((test) => test.call) }],
-      { root: workspace.root, timeoutMs: this.timeoutMs },
+      {
+        root: workspace.root,
+        timeoutMs: this.timeoutMs,
+        signal: this.runs.signal,
+        ...(this.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: this.queueTimeoutMs }),
+      },
     );
     const suite = run.suites[0] ?? { load: undefined, cases: [] };
     const verdicts = judgeCases(tests, suite.cases);

@@ -21,10 +21,19 @@ export {
 } from "./exercise.js";
 export { type CaseVerdict, canonicalJson, judgeCase } from "./grading.js";
 export {
+  DEFAULT_QUEUE_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   runInSandbox,
+  SANDBOX_MEMORY_SHARE,
+  SANDBOX_RUN_MEMORY_BYTES,
+  SandboxBusyError,
+  type SandboxConcurrency,
+  type SandboxOptions,
   type SandboxRun,
   type SuiteRequest,
+  sandboxConcurrency,
+  sandboxSlotsFor,
+  setSandboxConcurrency,
 } from "./runner.js";
 export { sampleCodingAction } from "./sample.js";
 export { type CodingTask, exerciseSlot, generateTask } from "./task.js";

@@ -6,11 +6,17 @@
  * no workers, no addons. Where unprivileged namespaces are available (`unshare -rnpf`), the child
  * also gets its own network namespace (the host's servers are unreachable) and its own PID
  * namespace (it cannot see or signal the host's processes).
+ *
+ * Children run at most SANDBOX_SLOTS at a time per process, a number derived from the machine's
+ * memory, however many coding environments are open (a server may hold 1,024); further runs
+ * wait in line.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { totalmem } from "node:os";
 import { pathToFileURL } from "node:url";
+import { EnvError } from "../types.js";
 import { HARNESS_SOURCE, type HarnessSpec } from "./harness.js";
 
 export const DEFAULT_TIMEOUT_MS = 5000;
@@ -24,6 +30,150 @@ export const OUTPUT_KILL_BYTES = 8 * 1024 * 1024;
  */
 export const MEMORY_KILL_BYTES = 256 * 1024 * 1024;
 const MEMORY_CHECK_MS = 50;
+/**
+ * Memory budgeted per concurrent child: the RSS kill line plus a margin, because the watchdog
+ * samples every MEMORY_CHECK_MS (a child can overshoot in between) and the `unshare` wrapper
+ * and pipes cost a little too.
+ */
+export const SANDBOX_RUN_MEMORY_BYTES = MEMORY_KILL_BYTES + 64 * 1024 * 1024;
+/**
+ * Share of the machine's memory that sandboxed children may take together; the rest is the host
+ * process's (the env server and its instances) and everything else on the machine.
+ */
+export const SANDBOX_MEMORY_SHARE = 0.5;
+/**
+ * How long a run waits for a slot before giving up with SandboxBusyError. The run's own timeout
+ * starts when its child does, so waiting in line never costs agent code its time.
+ */
+export const DEFAULT_QUEUE_TIMEOUT_MS = 120_000;
+
+/** The machine's memory, or the cgroup's limit when that is lower (containers). */
+function machineMemoryBytes(): number {
+  const total = totalmem();
+  // Node reports no limit as 0, undefined or a huge number, depending on version and cgroup.
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return constrained > 0 ? Math.min(total, constrained) : total;
+}
+
+/** Concurrent children this much memory allows: at least 1. */
+export function sandboxSlotsFor(memoryBytes: number): number {
+  return Math.max(1, Math.floor((memoryBytes * SANDBOX_MEMORY_SHARE) / SANDBOX_RUN_MEMORY_BYTES));
+}
+
+/** A run that waited for a sandbox slot longer than its queue timeout. */
+export class SandboxBusyError extends EnvError {
+  override name = "SandboxBusyError";
+}
+
+interface Waiter {
+  grant(): void;
+}
+
+/** A counting semaphore in arrival order, one per process: the children running at once. */
+class SandboxSlots {
+  private running = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(public limit: number) {}
+
+  get active(): number {
+    return this.running;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Resolves with a release function once a slot is free; rejects on abort or queue timeout. */
+  acquire(signal: AbortSignal | undefined, queueTimeoutMs: number): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (this.running < this.limit && this.waiting.length === 0) {
+      this.running++;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        leave();
+        reject(abortReason(signal));
+      };
+      const waiter: Waiter = {
+        grant: () => {
+          leave();
+          this.running++;
+          resolve(this.releaser());
+        },
+      };
+      timer = setTimeout(() => {
+        leave();
+        reject(
+          new SandboxBusyError(
+            `every sandbox slot (${this.limit}) stayed busy for ${queueTimeoutMs / 1000} s; ` +
+              "the machine is running as many tests as its memory allows, try again",
+          ),
+        );
+      }, queueTimeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Lets waiters in while there is room (after a release or a raised limit). */
+  pump(): void {
+    while (this.running < this.limit) {
+      const next = this.waiting[0];
+      if (!next) break;
+      next.grant();
+    }
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      this.pump();
+    };
+  }
+}
+
+function abortReason(signal: AbortSignal | undefined): unknown {
+  return signal?.reason ?? new DOMException("the sandbox run was aborted", "AbortError");
+}
+
+const slots = new SandboxSlots(sandboxSlotsFor(machineMemoryBytes()));
+
+export interface SandboxConcurrency {
+  /** Children allowed at once. */
+  limit: number;
+  /** Children running now. */
+  active: number;
+  /** Runs waiting for a slot. */
+  queued: number;
+}
+
+export function sandboxConcurrency(): SandboxConcurrency {
+  return { limit: slots.limit, active: slots.active, queued: slots.queued };
+}
+
+/**
+ * Sets how many children may run at once in this process (tests, or a host that knows better
+ * than the memory rule); undefined restores the memory-derived default.
+ */
+export function setSandboxConcurrency(limit?: number): void {
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
+    throw new RangeError(`the sandbox concurrency must be a whole number >= 1, got ${limit}`);
+  }
+  slots.limit = limit ?? sandboxSlotsFor(machineMemoryBytes());
+  slots.pump();
+}
 
 /** Resident bytes of a process and its children (Linux /proc; 0 where unreadable). */
 function residentBytes(pid: number): number {
@@ -129,7 +279,12 @@ export interface CappedText {
 export interface SandboxOptions {
   /** Absolute workspace directory: the child's cwd and the only place it may read or write. */
   root: string;
+  /** Wall-clock limit of the child, from its start (time spent waiting for a slot not counted). */
   timeoutMs?: number;
+  /** Longest wait for a sandbox slot (default DEFAULT_QUEUE_TIMEOUT_MS); then SandboxBusyError. */
+  queueTimeoutMs?: number;
+  /** Aborting gives up a run still waiting for a slot, or kills its child once started. */
+  signal?: AbortSignal;
 }
 
 class TextCollector {
@@ -207,9 +362,28 @@ function storeRecord(suites: SuiteRun[], record: Record<string, unknown>, nonce:
   return false;
 }
 
-/** Runs the suites' calls in one sandboxed child process and collects what came back. */
-export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): Promise<SandboxRun> {
-  const { root } = options;
+/**
+ * Runs the suites' calls in one sandboxed child process and collects what came back, once a
+ * sandbox slot is free. Rejects only while waiting: SandboxBusyError past the queue timeout, or
+ * the signal's reason when aborted.
+ */
+export async function runInSandbox(
+  suites: SuiteRequest[],
+  options: SandboxOptions,
+): Promise<SandboxRun> {
+  const release = await slots.acquire(
+    options.signal,
+    options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
+  );
+  try {
+    return await runChild(suites, options);
+  } finally {
+    release();
+  }
+}
+
+function runChild(suites: SuiteRequest[], options: SandboxOptions): Promise<SandboxRun> {
+  const { root, signal: abortSignal } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const spec: HarnessSpec = {
     root,
@@ -264,6 +438,9 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
       timedOut = !completed;
       kill();
     }, timeoutMs);
+    // An abort kills the child; the run still settles with what it got, when the child closes.
+    const onAbort = () => kill();
+    abortSignal?.addEventListener("abort", onAbort, { once: true });
     const memoryWatch = setInterval(() => {
       if (child.pid !== undefined && residentBytes(child.pid) > MEMORY_KILL_BYTES) {
         memoryExceeded = true;
@@ -299,6 +476,7 @@ export function runInSandbox(suites: SuiteRequest[], options: SandboxOptions): P
       settled = true;
       clearTimeout(timer);
       clearInterval(memoryWatch);
+      abortSignal?.removeEventListener("abort", onAbort);
       resolve({
         suites: runs,
         completed,

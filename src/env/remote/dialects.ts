@@ -63,13 +63,30 @@ function unexpected(what: string, body: unknown): never {
   throw new UnexpectedReplyError(`expected ${what}, got ${quote(body)}`);
 }
 
+/**
+ * Ids up to 2^53 - 1 (clade's are random in [2^31, 2^53)) come through exactly; a larger one was
+ * already rounded by JSON.parse, and sending it back would name another instance, so it is
+ * refused rather than used.
+ */
+function exactId(value: unknown): number | undefined {
+  if (typeof value === "string" && /^\d{1,16}$/.test(value)) value = Number(value);
+  if (!Number.isInteger(value)) return undefined;
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw new UnexpectedReplyError(
+      "expected an instance id between 0 and 2^53 - 1 (larger ones lose digits in JSON), " +
+        `got ${quote(value)}`,
+    );
+  }
+  return value as number;
+}
+
 function instanceIdOf(body: unknown, fields: readonly string[]): number {
-  if (Number.isInteger(body)) return body as number;
+  const bare = exactId(body);
+  if (bare !== undefined) return bare;
   if (isRecord(body)) {
     for (const field of fields) {
-      const value = body[field];
-      if (Number.isInteger(value)) return value as number;
-      if (typeof value === "string" && /^\d+$/.test(value)) return Number(value);
+      const id = exactId(body[field]);
+      if (id !== undefined) return id;
     }
   }
   return unexpected(`an instance id (${fields.join(" or ")})`, body);
