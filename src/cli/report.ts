@@ -54,6 +54,7 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
       calls: t.calls + r.calls,
       cacheHits: t.cacheHits + r.cacheHits,
       failedCalls: t.failedCalls + r.failedCalls,
+      failedAttempts: t.failedAttempts + r.failedAttempts,
       inputTokens: t.inputTokens + r.inputTokens,
       outputTokens: t.outputTokens + r.outputTokens,
       costUsd: t.costUsd + r.costUsd,
@@ -63,6 +64,7 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
       calls: 0,
       cacheHits: 0,
       failedCalls: 0,
+      failedAttempts: 0,
       inputTokens: 0,
       outputTokens: 0,
       costUsd: 0,
@@ -74,6 +76,7 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
     r.calls,
     r.cacheHits,
     r.failedCalls,
+    r.failedAttempts,
     r.retries,
     r.inputTokens,
     r.outputTokens,
@@ -81,7 +84,18 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
     latency === null ? "n/a" : Math.round(latency),
   ];
   return renderTable(
-    ["model", "calls", "cached", "failed", "retries", "input tok", "output tok", "cost", "mean ms"],
+    [
+      "model",
+      "calls",
+      "cached",
+      "failed",
+      "failed attempts",
+      "retries",
+      "input tok",
+      "output tok",
+      "cost",
+      "mean ms",
+    ],
     [
       ...rows.map((r) => line(r.model, r, r.meanLatencyMs)),
       ...(rows.length > 1 ? [line("total", total, null)] : []),

@@ -13,8 +13,8 @@ export function taskOutcomes(episodes: readonly StoredEpisode[]): TaskOutcomes[]
     (a, b) => a.taskIndex - b.taskIndex || a.sampleIndex - b.sampleIndex,
   );
   for (const episode of sorted) {
-    // Never started (budget): not an outcome at all.
-    if (episode.outcome === "not_run") continue;
+    // Never started (budget) or unreadable (damaged row): not an outcome at all.
+    if (episode.outcome === "not_run" || episode.outcome === "damaged") continue;
     let task = byTask.get(episode.taskIndex);
     if (!task) {
       task = { taskIndex: episode.taskIndex, rewards: [], successes: 0, errors: 0 };

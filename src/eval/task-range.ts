@@ -6,6 +6,8 @@ export class TaskRangeError extends Error {
 }
 
 const MAX_TASKS = 1_000_000;
+/** Largest task index accepted: far beyond any split, and exact in a double. */
+export const MAX_TASK_INDEX = 999_999_999;
 
 /** The sorted, de-duplicated task indices a selection names; every index must exist in the env. */
 export function parseTaskRange(spec: string, info: EnvInfo): number[] {
@@ -22,6 +24,12 @@ export function parseTaskRange(spec: string, info: EnvInfo): number[] {
     }
     const start = Number(match[1]);
     const end = match[2] === undefined ? start : Number(match[2]);
+    // Past 2^53, i + 1 === i: a loop over such a range would never end.
+    if (start > MAX_TASK_INDEX || end > MAX_TASK_INDEX) {
+      throw new TaskRangeError(
+        `bad task range "${part.trim()}": indices go up to ${MAX_TASK_INDEX}`,
+      );
+    }
     if (end < start) throw new TaskRangeError(`bad task range "${part.trim()}": end before start`);
     if (end - start + 1 + indices.size > MAX_TASKS) {
       throw new TaskRangeError(`task range "${spec}" names more than ${MAX_TASKS} tasks`);

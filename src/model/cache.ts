@@ -11,8 +11,14 @@ export type CacheMode = "off" | "read" | "write" | "rw";
 export const CACHE_MODES: readonly CacheMode[] = ["off", "read", "write", "rw"];
 
 export interface ResponseCache {
-  get(key: string): ModelResponse | undefined;
+  /**
+   * The stored reply, or undefined. An entry over `maxBytes` (as stored) is treated as absent
+   * without being read; the client validates the rest before replaying it.
+   */
+  get(key: string, options?: { maxBytes?: number }): ModelResponse | undefined;
   set(key: string, model: string, response: ModelResponse): void;
+  /** Drops an entry that must not be replayed (where the cache can be written). */
+  delete?(key: string): void;
 }
 
 /** Stable JSON: object keys sorted, so that equal requests hash equally. */

@@ -17,8 +17,14 @@ export interface ModelCallRecord {
   /** Wall-clock milliseconds including retries; null for cache hits (excluded from latency). */
   latencyMs: number | null;
   cacheHit: boolean;
-  /** Provider attempts made (1 = no retry; 0 for a cache hit). */
+  /** Provider attempts made (1 = no retry; 0 for a cache hit or a call abandoned in the queue). */
   attempts: number;
+  /**
+   * Why each failed attempt failed, in order (timeouts, 5xx, dropped connections, oversized
+   * replies, 4xx, abandonment); absent when every attempt succeeded. A call retried into success
+   * keeps its failed attempts here.
+   */
+  attemptErrors?: string[];
   startedAt: string;
 }
 
@@ -29,6 +35,13 @@ export interface CallMeta {
   latencyMs: number | null;
   cacheHit: boolean;
   attempts: number;
+  attemptErrors?: string[];
+}
+
+/** A call's progress so far, updated by the client as it goes (read if the call is abandoned). */
+export interface CallProgress {
+  attempts: number;
+  attemptErrors: string[];
 }
 
 /** A model that also reports the accounting of each call (see client.ts). */
@@ -36,7 +49,10 @@ export interface AccountedModel extends Model {
   completeWithMeta(
     request: ModelRequest,
     signal?: AbortSignal,
+    progress?: CallProgress,
   ): Promise<{ response: ModelResponse; meta: CallMeta }>;
+  /** Removes the model's secrets from anything about to be recorded (see secrets.ts). */
+  scrub?<T>(value: T): T;
 }
 
 /** Carries the accounting of a failed call to whoever records it. */
@@ -50,9 +66,15 @@ export class FailedCallError extends Error {
   }
 }
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
  * Wraps a model for one episode and keeps a record of every call; take() hands over the records
- * made since the last take (the runner calls it after each turn).
+ * made since the last take (the runner calls it after each turn). A call still running when the
+ * caller's signal aborts (the episode's deadline) is recorded at that moment as abandoned, so the
+ * runner, which takes the records right after the abort, never loses it.
  */
 export class CallRecorder implements Model {
   private records: ModelCallRecord[] = [];
@@ -63,18 +85,55 @@ export class CallRecorder implements Model {
     return this.inner.id;
   }
 
+  private scrub<T>(value: T): T {
+    const inner = this.inner as Partial<AccountedModel>;
+    return inner.scrub ? inner.scrub(value) : value;
+  }
+
   async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
     const startedAt = new Date().toISOString();
     const start = performance.now();
-    const base = { turn: -1, model: this.inner.id, request, startedAt };
+    const base = { turn: -1, model: this.inner.id, request: this.scrub(request), startedAt };
+    const progress: CallProgress = { attempts: 0, attemptErrors: [] };
+    let recorded = false;
+    const record = (entry: ModelCallRecord) => {
+      if (recorded) return;
+      recorded = true;
+      this.records.push(entry);
+    };
+    const failed = (message: string, meta: CallMeta): ModelCallRecord => ({
+      ...base,
+      error: this.scrub(message),
+      ...meta,
+      ...(meta.attemptErrors?.length ? { attemptErrors: this.scrub(meta.attemptErrors) } : {}),
+    });
+    const onAbort = () => {
+      const message = `model call abandoned: ${errorText(signal?.reason)}`;
+      // The attempt in flight, if any, failed by being abandoned.
+      const inFlight = progress.attempts > progress.attemptErrors.length;
+      const attemptErrors = inFlight
+        ? [...progress.attemptErrors, message]
+        : [...progress.attemptErrors];
+      record(
+        failed(message, {
+          usage: { inputTokens: 0, outputTokens: 0 },
+          costUsd: 0,
+          latencyMs: performance.now() - start,
+          cacheHit: false,
+          attempts: progress.attempts,
+          ...(attemptErrors.length > 0 ? { attemptErrors } : {}),
+        }),
+      );
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if ("completeWithMeta" in this.inner) {
-        const { response, meta } = await this.inner.completeWithMeta(request, signal);
-        this.records.push({ ...base, response, ...meta });
+        const { response, meta } = await this.inner.completeWithMeta(request, signal, progress);
+        record({ ...base, response, ...meta });
         return response;
       }
       const response = await this.inner.complete(request, signal);
-      this.records.push({
+      record({
         ...base,
         response,
         usage: response.usage,
@@ -94,14 +153,13 @@ export class CallRecorder implements Model {
               latencyMs: performance.now() - start,
               cacheHit: false,
               attempts: 1,
+              attemptErrors: [errorText(error)],
             };
       const original = error instanceof FailedCallError ? error.original : error;
-      this.records.push({
-        ...base,
-        error: original instanceof Error ? original.message : String(original),
-        ...meta,
-      });
+      record(failed(errorText(original), meta));
       throw original;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -1,19 +1,33 @@
 /**
  * A production model client: provider SDK, then retries (retry.ts), then per-model limits
  * (rate-limit.ts), then the response cache, with usage, cost and latency accounted per call.
+ * Every reply is checked against the model's size limit (reply-limit.ts) and scrubbed of the
+ * model's secrets (secrets.ts) before anyone sees it: the agent, the cache, the store.
  */
 
 import { type CacheMode, cacheKey, type ResponseCache } from "./cache.js";
-import type { AccountedModel, CallMeta } from "./call-record.js";
+import type { AccountedModel, CallMeta, CallProgress } from "./call-record.js";
 import { FailedCallError } from "./call-record.js";
 import { toModelError } from "./http-errors.js";
 import { costUsd } from "./pricing.js";
 import { createAnthropicModel } from "./providers/anthropic.js";
 import { createOpenAIModel } from "./providers/openai.js";
 import { createRateLimiter } from "./rate-limit.js";
+import { checkReplySize, DEFAULT_MAX_REPLY_BYTES, isUsableReply } from "./reply-limit.js";
 import type { ResolvedModel } from "./resolve.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
+import { modelSecrets, scrubDeep } from "./secrets.js";
 import type { Model, ModelRequest, ModelResponse } from "./types.js";
+
+export { DEFAULT_MAX_REPLY_BYTES, ReplyTooLargeError } from "./reply-limit.js";
+
+/**
+ * A cached reply's stored JSON may exceed the reply by its escapes (at most six bytes per byte,
+ * for \u00XX); entries beyond that cannot hold a reply within the limit and are not even read.
+ */
+function maxCacheEntryBytes(maxReplyBytes: number): number {
+  return maxReplyBytes * 6 + 64 * 1024;
+}
 
 export interface ModelClientOptions {
   cache?: ResponseCache;
@@ -26,17 +40,20 @@ export interface ModelClientOptions {
 
 /** The provider client for a resolved model, without retries or limits. */
 export function createProviderModel(model: ResolvedModel): Model {
+  const limit = model.maxReplyBytes ? { maxReplyBytes: model.maxReplyBytes } : {};
   if (model.spec.provider === "anthropic") {
     return createAnthropicModel({
       spec: model.spec,
       ...(model.apiKey ? { apiKey: model.apiKey } : {}),
       ...(model.spec.baseUrl ? { baseUrl: model.spec.baseUrl } : {}),
+      ...limit,
     });
   }
   return createOpenAIModel({
     spec: model.spec,
     ...(model.apiKey ? { apiKey: model.apiKey } : {}),
     stream: model.stream,
+    ...limit,
   });
 }
 
@@ -58,10 +75,29 @@ export function createModelClient(
     ...options.retry,
   };
   const endpoint = model.spec.baseUrl ?? model.spec.provider;
+  const maxReplyBytes = model.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  const secrets = modelSecrets(model);
+  const scrub = <T>(value: T): T => scrubDeep(value, secrets);
+  const errorContext = {
+    ...(model.spec.baseUrl ? { baseUrl: model.spec.baseUrl } : {}),
+    secrets,
+  };
+
+  /** A cached reply fit to replay; a malformed or oversized entry is dropped instead. */
+  function cachedReply(cache: ResponseCache, key: string): ModelResponse | undefined {
+    const hit: unknown = cache.get(key, { maxBytes: maxCacheEntryBytes(maxReplyBytes) });
+    if (hit === undefined) return undefined;
+    if (!isUsableReply(hit, maxReplyBytes)) {
+      cache.delete?.(key);
+      return undefined;
+    }
+    return scrub(hit);
+  }
 
   async function completeWithMeta(
     request: ModelRequest,
     signal?: AbortSignal,
+    progress: CallProgress = { attempts: 0, attemptErrors: [] },
   ): Promise<{ response: ModelResponse; meta: CallMeta }> {
     const withDefaults: ModelRequest = {
       ...request,
@@ -70,7 +106,7 @@ export function createModelClient(
     const key =
       options.cache && cacheMode !== "off" ? cacheKey(provider.id, endpoint, withDefaults) : "";
     if (reads && options.cache) {
-      const hit = options.cache.get(key);
+      const hit = cachedReply(options.cache, key);
       if (hit) {
         return {
           response: hit,
@@ -79,23 +115,27 @@ export function createModelClient(
       }
     }
     const start = performance.now();
-    let attempts = 0;
+    const attemptErrors = () =>
+      progress.attemptErrors.length > 0 ? { attemptErrors: [...progress.attemptErrors] } : {};
     try {
       const response = await withRetries(
-        (attemptSignal) => {
-          attempts++;
-          return provider.complete(withDefaults, attemptSignal);
+        async (attemptSignal) => {
+          progress.attempts++;
+          const reply = await provider.complete(withDefaults, attemptSignal);
+          checkReplySize(reply, maxReplyBytes);
+          return scrub(reply);
         },
         policy,
         {
           ...(signal ? { signal } : {}),
           // Every attempt, retries included, waits for the model's limits.
           gate: limiter,
-          classify: (error) =>
-            toModelError(error, {
-              ...(model.spec.baseUrl ? { baseUrl: model.spec.baseUrl } : {}),
-              ...(model.apiKey ? { secrets: [model.apiKey] } : {}),
-            }),
+          // Called once per failed attempt: its reason is kept for the call's record.
+          classify: (error) => {
+            const classified = toModelError(error, errorContext);
+            progress.attemptErrors.push(classified.message);
+            return classified;
+          },
         },
       );
       const cost = costUsd(response.usage, model.price);
@@ -108,7 +148,8 @@ export function createModelClient(
           costUsd: cost,
           latencyMs: performance.now() - start,
           cacheHit: false,
-          attempts,
+          attempts: progress.attempts,
+          ...attemptErrors(),
         },
       };
     } catch (error) {
@@ -117,7 +158,8 @@ export function createModelClient(
         costUsd: 0,
         latencyMs: performance.now() - start,
         cacheHit: false,
-        attempts,
+        attempts: progress.attempts,
+        ...attemptErrors(),
       });
     }
   }
@@ -125,6 +167,7 @@ export function createModelClient(
   return {
     id: provider.id,
     completeWithMeta,
+    scrub,
     complete: async (request, signal) => {
       try {
         return (await completeWithMeta(request, signal)).response;

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
+import { MAX_REPLY_BYTES_CEILING } from "./reply-limit.js";
 
 export const CONFIG_FILES = [
   "clade.config.json",
@@ -47,6 +48,13 @@ const modelEntrySchema = z
     stream: z.boolean().optional(),
     timeoutMs: z.number().int().positive().optional(),
     maxRetries: z.number().int().min(0).max(20).optional(),
+    /** Largest reply accepted, in bytes (default 4 MiB); a bigger one fails its call. */
+    maxReplyBytes: z
+      .number()
+      .int()
+      .min(1024, "must be at least 1024 bytes")
+      .max(MAX_REPLY_BYTES_CEILING, `must be at most ${MAX_REPLY_BYTES_CEILING} bytes (256 MiB)`)
+      .optional(),
   })
   .strict();
 

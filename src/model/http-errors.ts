@@ -15,15 +15,16 @@ import {
   APIConnectionTimeoutError as OpenAIConnectionTimeoutError,
   APIUserAbortError as OpenAIUserAbortError,
 } from "openai/error";
+import { redactSecrets } from "./secrets.js";
 import { ModelError } from "./types.js";
+
+// The scrubber lives in secrets.ts; re-exported here, where callers have always found it.
+export { redactSecrets } from "./secrets.js";
 
 /** Longest message we keep; provider bodies can be huge (HTML error pages, echoed prompts). */
 const MAX_MESSAGE_CHARS = 400;
 /** How deep to follow `cause` / AggregateError chains looking for a socket error code. */
 const MAX_CAUSE_DEPTH = 8;
-/** Secrets shorter than this are not replaced verbatim (they would mangle ordinary words). */
-const MIN_SECRET_CHARS = 8;
-const REDACTED = "***";
 
 /** HTTP statuses that are worth retrying besides every 5xx (and 529, Anthropic's "overloaded"). */
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
@@ -97,28 +98,6 @@ export interface ErrorContext {
 export type HeaderSource =
   | { get(name: string): string | null | undefined }
   | Record<string, string | string[] | undefined>;
-
-const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  // OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-api03-...
-  [/\bsk-[A-Za-z0-9_*-]{4,}/g, `sk-${REDACTED}`],
-  [/\bBearer\s+[^\s,;"']+/gi, `Bearer ${REDACTED}`],
-  [/\b(authorization|x-api-key|api[-_]?key)(["']?\s*[:=]\s*["']?)[^\s,;"'&]+/gi, `$1$2${REDACTED}`],
-  [/([?&](?:key|token|access_token)=)[^&\s"']+/gi, `$1${REDACTED}`],
-  // user:password@ in URLs
-  [/(\/\/[^\s/:@]+:)[^\s/@]+@/g, `$1${REDACTED}@`],
-];
-
-/** Removes credentials (known secrets and anything key-shaped) from a piece of text. */
-export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let result = text;
-  for (const secret of secrets) {
-    if (secret.length >= MIN_SECRET_CHARS) result = result.split(secret).join(REDACTED);
-  }
-  for (const [pattern, replacement] of CREDENTIAL_PATTERNS) {
-    result = result.replace(pattern, replacement);
-  }
-  return result;
-}
 
 /** One line, bounded length, no credentials. */
 function cleanMessage(text: string, secrets: readonly string[] | undefined): string {
@@ -397,13 +376,18 @@ function classify(error: unknown, context: ErrorContext): Classified {
 }
 
 /**
- * Turns anything a provider call threw into a ModelError. A ModelError passes through unchanged.
+ * Turns anything a provider call threw into a ModelError. A ModelError passes through unchanged,
+ * also from inside a cause chain.
  * Retryable: 408, 409, 429, 5xx (incl. 529), timeouts, refused and dropped connections, and
  * response bodies that are not valid JSON.
  * Not retryable: other 4xx, a caller's abort, unknown errors (most likely bugs).
  */
 export function toModelError(error: unknown, context: ErrorContext = {}): ModelError {
   if (error instanceof ModelError) return error;
+  // Our own verdict raised under the SDK (e.g. the transport refusing an oversized body, which
+  // the SDK wraps as a connection error) keeps its message and its retry decision.
+  const ours = causeChain(error).find((link) => link instanceof ModelError);
+  if (ours !== undefined) return ours as unknown as ModelError;
   const classified = classify(error, context);
   return new ModelError(cleanMessage(classified.message, context.secrets), {
     retryable: classified.retryable,

@@ -28,6 +28,8 @@ export interface ResolvedModel {
   stream: boolean;
   timeoutMs?: number;
   maxRetries?: number;
+  /** Largest reply accepted, in bytes; DEFAULT_MAX_REPLY_BYTES when unset. */
+  maxReplyBytes?: number;
 }
 
 /** Whether a provider can be used without a key (a local server usually needs none). */
@@ -70,6 +72,7 @@ export function resolveModel(
     stream: entry?.stream ?? false,
     ...(entry?.timeoutMs ? { timeoutMs: entry.timeoutMs } : {}),
     ...(entry?.maxRetries !== undefined ? { maxRetries: entry.maxRetries } : {}),
+    ...(entry?.maxReplyBytes ? { maxReplyBytes: entry.maxReplyBytes } : {}),
   };
 }
 

@@ -10,8 +10,17 @@ import type { ModelCallRecord } from "../model/call-record.js";
 
 export type Outcome = "success" | "failure" | "error";
 
-/** Why the episode stopped. */
-export type EndReason = "done" | "max_turns" | "timeout" | "agent_error" | "env_error";
+/**
+ * Why the episode stopped. store_error: it ran, but could not be stored as it was (e.g. too big
+ * to encode), so it was stored as an error without its steps, to be run again on resume.
+ */
+export type EndReason =
+  | "done"
+  | "max_turns"
+  | "timeout"
+  | "agent_error"
+  | "env_error"
+  | "store_error";
 
 export interface StepRecord {
   turn: number;

@@ -1,9 +1,25 @@
 /**
  * Opening the SQLite store: WAL mode, versioned migrations, and clear errors for files that are
- * not SQLite or not clade's. Read-only opens never create a file or change its contents.
+ * not SQLite or not clade's. Read-only opens never create a file or change its contents; a store
+ * this user cannot write is read from a private snapshot.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "./migrations.js";
 
@@ -23,7 +39,12 @@ function inspect(db: SqliteDatabase, path: string): { version: number; empty: bo
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
       .all() as { name: string }[];
   } catch (error) {
-    throw new StoreError(`${path} is not a SQLite database (${(error as Error).message})`);
+    const code = (error as { code?: string }).code ?? "";
+    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
+    if (code === "SQLITE_NOTADB" || code.startsWith("SQLITE_CORRUPT")) {
+      throw new StoreError(`${path} is not a SQLite database (${(error as Error).message})`);
+    }
+    throw new StoreError(`cannot read ${path}: ${(error as Error).message}`);
   }
   if (tables.length === 0) {
     // An empty SQLite file with a schema version set belongs to some other program.
@@ -51,31 +72,114 @@ function inspect(db: SqliteDatabase, path: string): { version: number; empty: bo
 }
 
 export interface OpenOptions {
-  /** Read only: never migrates or writes. */
+  /** Read only: never migrates or writes the file. */
   readonly?: boolean;
 }
 
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
+
 /**
- * Reading a WAL database through a read-only connection leaves -wal and -shm files behind, since
- * only a writer may remove them. Readers therefore open read-write (and write nothing), falling
- * back to a true read-only connection where the file cannot be opened for writing.
+ * Refuses an existing file that is not SQLite, whatever its size: SQLite itself treats a short
+ * file as an empty database and would overwrite it. A zero-byte file holds nothing to lose.
  */
-function openForReading(path: string): SqliteDatabase {
+function checkHeader(path: string): void {
+  let fd: number | undefined;
   try {
-    return new Database(path, { fileMustExist: true });
-  } catch {
-    return new Database(path, { readonly: true, fileMustExist: true });
+    const size = statSync(path).size;
+    if (size === 0) return;
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    fd = openSync(path, "r");
+    const read = readSync(fd, head, 0, head.length, 0);
+    if (read < head.length || !head.equals(SQLITE_HEADER)) {
+      throw new StoreError(`${path} is not a SQLite database (refusing to overwrite it)`);
+    }
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    throw new StoreError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** Whether this process may write the file and create its -wal and -shm files beside it. */
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    accessSync(dirname(path), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A WAL database needs its -wal and -shm files, which a reader cannot create beside a file or in
+ * a folder it may not write (and leaving them there, owned by the reader, would lock the owner
+ * out). Such a store is read from a private snapshot: the file and its WAL are copied, the copy
+ * is checkpointed into a rollback-journal database, opened read-only and unlinked at once, so
+ * nothing is left behind even if the process is killed.
+ */
+function openSnapshot(path: string): SqliteDatabase {
+  const dir = mkdtempSync(join(tmpdir(), "clade-snapshot-"));
+  try {
+    const copy = join(dir, "store.db");
+    try {
+      copyFileSync(path, copy, constants.COPYFILE_FICLONE);
+      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+      // The copies keep the source's mode; the snapshot must be writable to be checkpointed.
+      for (const file of readdirSync(dir)) chmodSync(join(dir, file), 0o600);
+    } catch (error) {
+      throw new StoreError(
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+      );
+    }
+    const staging = new Database(copy, { fileMustExist: true });
+    try {
+      const { version, empty } = inspect(staging, path);
+      if (empty) throw new StoreError(`${path} is empty, not a clade store`);
+      staging.pragma("wal_checkpoint(TRUNCATE)");
+      staging.pragma("journal_mode = DELETE");
+      // A store from an older clade is upgraded in the copy only, so it can still be read.
+      migrate(staging, version);
+    } finally {
+      staging.close();
+    }
+    return new Database(copy, { readonly: true, fileMustExist: true });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function readOnlyMessage(path: string): string {
+  return (
+    `${path} is read-only for this user: runs, show, export and cost can read it; ` +
+    "give a writable --db to write"
+  );
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): SqliteDatabase {
   const readonly = options.readonly ?? false;
-  if (readonly && !existsSync(path)) throw new StoreError(`no store at ${path}`);
-  if (!readonly) mkdirSync(dirname(path), { recursive: true });
+  const exists = existsSync(path);
+  if (readonly && !exists) throw new StoreError(`no store at ${path}`);
+  if (exists) checkHeader(path);
+  const canWrite = exists ? writable(path) : true;
+  if (!readonly && !canWrite) throw new StoreError(readOnlyMessage(path));
+  if (!readonly) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new StoreError(`cannot create ${path}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
   let db: SqliteDatabase;
   try {
-    db = readonly ? openForReading(path) : new Database(path);
+    // Readers open read-write and write nothing: only a writer may remove the -wal and -shm
+    // files that reading a WAL database creates.
+    db = readonly && !canWrite ? openSnapshot(path) : new Database(path, { fileMustExist: exists });
   } catch (error) {
+    if (error instanceof StoreError) throw error;
+    const code = (error as { code?: string }).code ?? "";
+    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
     throw new StoreError(`cannot open ${path}: ${(error as Error).message}`);
   }
   try {
@@ -99,6 +203,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
     return db;
   } catch (error) {
     db.close();
+    const code = (error as { code?: string }).code ?? "";
+    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
     throw error;
   }
 }

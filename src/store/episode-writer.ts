@@ -3,14 +3,15 @@
  * Episodes are encoded as they arrive (so the step objects die young), then committed when a
  * batch holds `maxEpisodes`, `maxDelayMs` after its first episode, and always on close().
  * A crash loses at most the batches not yet committed; those episodes are simply absent, and a
- * resume runs them again.
+ * resume runs them again. An episode that cannot be encoded or committed is stored as an error
+ * without its steps (episode-batch.ts) rather than failing its batch or the run.
  *
  * With `thread: true` the commits run on a worker thread with its own connection, so SQLite's
  * work overlaps the episode loop instead of pausing it (see `npm run bench`).
  */
 import { Worker } from "node:worker_threads";
 import type { EpisodeRecord } from "../rollout/episode.js";
-import { BatchPacker, transferList } from "./episode-batch.js";
+import { BatchPacker, saveBatch, transferList, unstorableEpisode } from "./episode-batch.js";
 import { type EncodedEpisode, encodeEpisode, type RunStore } from "./run-store.js";
 import type { WriterReply, WriterRequest } from "./writer-thread.js";
 
@@ -22,6 +23,15 @@ export interface EpisodeWriterOptions {
 }
 
 const fromTypeScriptSource = () => import.meta.url.endsWith(".ts");
+
+/** The episode encoded, or the unstorable error that replaces it when it cannot be. */
+function encodeOrReplace(record: EpisodeRecord): EncodedEpisode {
+  try {
+    return encodeEpisode(record);
+  } catch (error) {
+    return encodeEpisode(unstorableEpisode(record, error));
+  }
+}
 
 export class EpisodeWriter {
   /** In-process mode: episodes encoded on arrival, so their step objects die young. */
@@ -51,7 +61,7 @@ export class EpisodeWriter {
   write(record: EpisodeRecord): void {
     if (this.failure !== undefined) throw this.failure;
     if (this.worker) this.packer.add(record);
-    else this.pending.push(encodeEpisode(record));
+    else this.pending.push(encodeOrReplace(record));
     if (this.pendingCount() >= this.maxEpisodes) {
       this.commitPending();
     } else if (!this.timer) {
@@ -92,7 +102,7 @@ export class EpisodeWriter {
     const batch = this.pending;
     this.pending = [];
     try {
-      this.store.saveEncoded(this.runId, batch);
+      saveBatch(this.store, this.runId, batch);
     } catch (error) {
       this.failure = error;
     }

@@ -77,4 +77,9 @@ export const MIGRATIONS: readonly string[] = [
     created_at TEXT NOT NULL
   );
   `,
+  `
+  -- Why each failed attempt of a call failed (JSON array of messages, in order); NULL when none.
+  -- A call retried into success keeps its failed attempts here; error stays the call's verdict.
+  ALTER TABLE model_calls ADD COLUMN attempt_errors TEXT;
+  `,
 ];

@@ -22,6 +22,14 @@ export interface RunHeader {
   config: Record<string, unknown>;
 }
 
+/** Episode counts of a run that were found damaged, for the one warning line readers print. */
+export function damagedWarning(runId: string, damaged: number): string {
+  return (
+    `warning: ${damaged} episode${damaged === 1 ? "" : "s"} of run ${runId} could not be read ` +
+    "(damaged rows): shown as damaged, left out of metrics, run again on resume\n"
+  );
+}
+
 export interface RunRow extends RunHeader {
   status: RunStatus;
   stopReason: string | null;
@@ -29,6 +37,8 @@ export interface RunRow extends RunHeader {
   owner: { pid: number; host: string } | null;
   createdAt: string;
   updatedAt: string;
+  /** The stored configuration does not parse; the run can be read but not resumed. */
+  configDamaged?: true;
 }
 
 export interface RunSummary extends RunRow {
@@ -37,11 +47,15 @@ export interface RunSummary extends RunRow {
   failures: number;
   errors: number;
   notRun: number;
+  damaged: number;
   steps: number;
 }
 
-/** A stored episode's outcome: not_run marks one planned but never started (budget). */
-export type StoredOutcome = Outcome | "not_run";
+/**
+ * A stored episode's outcome: not_run marks one planned but never started (budget); damaged, one
+ * whose stored row does not parse (left out of metrics and run again on resume).
+ */
+export type StoredOutcome = Outcome | "not_run" | "damaged";
 
 export interface StoredEpisode {
   id: number;
@@ -61,6 +75,8 @@ export interface StoredEpisode {
 
 export interface EpisodeUsage {
   calls: number;
+  /** Calls that ended in an error (after their retries, or abandoned). */
+  failedCalls: number;
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
@@ -70,7 +86,10 @@ export interface ModelUsageSummary {
   model: string;
   calls: number;
   cacheHits: number;
+  /** Calls that ended in an error: after their retries, oversized, or abandoned at a deadline. */
   failedCalls: number;
+  /** Attempts that failed, including those a retry recovered from (tokens unknown, counted 0). */
+  failedAttempts: number;
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
@@ -87,6 +106,11 @@ export function encodeEpisode(record: EpisodeRecord): EncodedEpisode {
   return { ...rest, turns: steps.length, columns: toColumns(steps, record.initialObservation) };
 }
 
+/** A stored episode row or trajectory does not parse. */
+export class DamagedEpisodeError extends StoreError {
+  override name = "DamagedEpisodeError";
+}
+
 /** A run id is reused with a configuration that differs from the stored one. */
 export class RunConflictError extends StoreError {
   override name = "RunConflictError";
@@ -100,6 +124,8 @@ interface EpisodeRowRaw {
   outcome: StoredOutcome;
   reward: number;
   end_reason: EndReason | "not_run";
+  /** 1 when the row and its trajectory are readable (SOUND_EPISODE). */
+  sound: number;
   error: string | null;
   initial_observation: string | null;
   initial_actions: string | null;
@@ -107,6 +133,22 @@ interface EpisodeRowRaw {
   parse_errors: number;
   started_at: string;
   duration_ms: number;
+}
+
+interface ModelCallRowRaw {
+  turn: number;
+  model: string;
+  request: string;
+  response: string | null;
+  error: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  latency_ms: number | null;
+  cache_hit: number;
+  attempts: number;
+  started_at: string;
+  attempt_errors: string | null;
 }
 
 interface RunRowRaw {
@@ -123,23 +165,68 @@ interface RunRowRaw {
   updated_at: string;
 }
 
-const toRun = (row: RunRowRaw): RunRow => ({
-  id: row.id,
-  env: row.env,
-  envVersion: row.env_version,
-  agent: row.agent,
-  config: JSON.parse(row.config) as Record<string, unknown>,
-  status: row.status,
-  stopReason: row.stop_reason,
-  owner:
-    row.owner_pid !== null && row.owner_host !== null
-      ? { pid: row.owner_pid, host: row.owner_host }
-      : null,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
+/** A stored JSON object, or undefined when the text is not one (a damaged row). */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
-const toEpisode = (row: EpisodeRowRaw): StoredEpisode => ({
+const toRun = (row: RunRowRaw): RunRow => {
+  const config = parseObject(row.config);
+  return {
+    id: row.id,
+    env: row.env,
+    envVersion: row.env_version,
+    agent: row.agent,
+    config: config ?? {},
+    ...(config ? {} : { configDamaged: true }),
+    status: row.status,
+    stopReason: row.stop_reason,
+    owner:
+      row.owner_pid !== null && row.owner_host !== null
+        ? { pid: row.owner_pid, host: row.owner_host }
+        : null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+};
+
+/**
+ * Whether an episode row (alias e) and its trajectory (alias t, LEFT JOINed) can be read: the
+ * JSON columns parse to arrays and the numbers are numbers. SQLite checks it, so resume and the
+ * counts agree with what the readers find. A row that fails is reported as damaged, never as
+ * a stack trace, and is run again on resume.
+ */
+/** SQL: the column holds a JSON array. CASE, since AND may evaluate json_type on bad JSON. */
+const jsonArray = (column: string) =>
+  `(CASE WHEN json_valid(${column}) THEN json_type(${column}) = 'array' ELSE 0 END)`;
+
+const SOUND_EPISODE = `(
+  typeof(e.reward) IN ('integer', 'real') AND typeof(e.duration_ms) IN ('integer', 'real')
+  AND typeof(e.turns) = 'integer'
+  AND (e.initial_actions IS NULL OR ${jsonArray("e.initial_actions")})
+  AND (e.outcome = 'not_run' OR (t.steps IS NOT NULL AND ${jsonArray("t.steps")}))
+)`;
+
+const toEpisode = (row: EpisodeRowRaw): StoredEpisode =>
+  row.sound === 1
+    ? soundEpisode(row)
+    : {
+        ...soundEpisode({ ...row, initial_actions: null }),
+        outcome: "damaged",
+        reward: 0,
+        turns: 0,
+        durationMs: 0,
+        error: `stored row does not parse (was ${row.outcome}); run the same eval again to redo it`,
+      };
+
+const soundEpisode = (row: EpisodeRowRaw): StoredEpisode => ({
   id: row.id,
   taskIndex: row.task_index,
   sampleIndex: row.sample_index,
@@ -183,8 +270,8 @@ export class RunStore {
       ),
       insertCall: db.prepare(
         `INSERT INTO model_calls (episode_id, turn, model, request, response, error, input_tokens,
-           output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at, attempt_errors)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrajectory: db.prepare("INSERT INTO trajectories (episode_id, steps) VALUES (?, ?)"),
       selectTrajectory: db.prepare(
@@ -229,6 +316,7 @@ export class RunStore {
             call.cacheHit ? 1 : 0,
             call.attempts,
             call.startedAt,
+            call.attemptErrors?.length ? JSON.stringify(call.attemptErrors) : null,
           );
         }
       }
@@ -255,6 +343,11 @@ export class RunStore {
   startRun(header: RunHeader): { resumed: boolean } {
     const existing = this.getRun(header.id);
     const now = new Date().toISOString();
+    if (existing?.configDamaged) {
+      throw new RunConflictError(
+        `run "${header.id}" has a damaged stored configuration, so it cannot be resumed; choose another --run-id`,
+      );
+    }
     if (existing) {
       const stored = { env: existing.env, envVersion: existing.envVersion, agent: existing.agent };
       const given = { env: header.env, envVersion: header.envVersion, agent: header.agent };
@@ -318,11 +411,16 @@ export class RunStore {
     })();
   }
 
-  /** Keys "task:sample" of episodes that need no rerun (success or failure; errors are redone). */
+  /**
+   * Keys "task:sample" of episodes that need no rerun: sound successes and failures (errored and
+   * damaged episodes are redone).
+   */
   finishedEpisodeKeys(runId: string): Set<string> {
     const rows = this.db
       .prepare(
-        "SELECT task_index, sample_index FROM episodes WHERE run_id = ? AND outcome IN ('success', 'failure')",
+        `SELECT e.task_index, e.sample_index FROM episodes e
+         LEFT JOIN trajectories t ON t.episode_id = e.id
+         WHERE e.run_id = ? AND e.outcome IN ('success', 'failure') AND ${SOUND_EPISODE}`,
       )
       .all(runId) as { task_index: number; sample_index: number }[];
     return new Set(rows.map((r) => `${r.task_index}:${r.sample_index}`));
@@ -346,12 +444,16 @@ export class RunStore {
       .prepare(
         `SELECT r.*,
            COUNT(e.id) AS episodes,
-           COALESCE(SUM(e.outcome = 'success'), 0) AS successes,
-           COALESCE(SUM(e.outcome = 'failure'), 0) AS failures,
-           COALESCE(SUM(e.outcome = 'error'), 0) AS errors,
-           COALESCE(SUM(e.outcome = 'not_run'), 0) AS not_run,
-           COALESCE(SUM(e.turns), 0) AS steps
-         FROM runs r LEFT JOIN episodes e ON e.run_id = r.id
+           COALESCE(SUM(e.sound AND e.outcome = 'success'), 0) AS successes,
+           COALESCE(SUM(e.sound AND e.outcome = 'failure'), 0) AS failures,
+           COALESCE(SUM(e.sound AND e.outcome = 'error'), 0) AS errors,
+           COALESCE(SUM(e.sound AND e.outcome = 'not_run'), 0) AS not_run,
+           COALESCE(SUM(NOT e.sound), 0) AS damaged,
+           COALESCE(SUM(CASE WHEN e.sound THEN e.turns ELSE 0 END), 0) AS steps
+         FROM runs r LEFT JOIN (
+           SELECT e.id, e.run_id, e.outcome, e.turns, ${SOUND_EPISODE} AS sound
+           FROM episodes e LEFT JOIN trajectories t ON t.episode_id = e.id
+         ) e ON e.run_id = r.id
          GROUP BY r.id ORDER BY r.created_at, r.id`,
       )
       .all() as (RunRowRaw & {
@@ -360,6 +462,7 @@ export class RunStore {
       failures: number;
       errors: number;
       not_run: number;
+      damaged: number;
       steps: number;
     })[];
     return rows.map((row) => ({
@@ -369,13 +472,18 @@ export class RunStore {
       failures: row.failures,
       errors: row.errors,
       notRun: row.not_run,
+      damaged: row.damaged,
       steps: row.steps,
     }));
   }
 
   episodes(runId: string): StoredEpisode[] {
     const rows = this.db
-      .prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY task_index, sample_index")
+      .prepare(
+        `SELECT e.*, ${SOUND_EPISODE} AS sound
+         FROM episodes e LEFT JOIN trajectories t ON t.episode_id = e.id
+         WHERE e.run_id = ? ORDER BY e.task_index, e.sample_index`,
+      )
       .all(runId) as EpisodeRowRaw[];
     return rows.map(toEpisode);
   }
@@ -385,31 +493,34 @@ export class RunStore {
       | { steps: string; initial_observation: string | null; initial_actions: string | null }
       | undefined;
     if (!row) return [];
-    const initial = row.initial_actions
-      ? { text: row.initial_observation ?? "", availableActions: JSON.parse(row.initial_actions) }
-      : null;
-    return decodeSteps(row.steps, initial);
+    try {
+      const initial = row.initial_actions
+        ? { text: row.initial_observation ?? "", availableActions: JSON.parse(row.initial_actions) }
+        : null;
+      return decodeSteps(row.steps, initial);
+    } catch (error) {
+      throw new DamagedEpisodeError(
+        `the trajectory of episode ${episodeId} could not be read (${(error as Error).message})`,
+      );
+    }
   }
 
   /** Model calls of one episode, in order. */
   calls(episodeId: number): ModelCallRecord[] {
     const rows = this.db
       .prepare("SELECT * FROM model_calls WHERE episode_id = ? ORDER BY id")
-      .all(episodeId) as {
-      turn: number;
-      model: string;
-      request: string;
-      response: string | null;
-      error: string | null;
-      input_tokens: number;
-      output_tokens: number;
-      cost_usd: number;
-      latency_ms: number | null;
-      cache_hit: number;
-      attempts: number;
-      started_at: string;
-    }[];
-    return rows.map((row) => ({
+      .all(episodeId) as ModelCallRowRaw[];
+    try {
+      return rows.map((row) => this.toCall(row));
+    } catch (error) {
+      throw new DamagedEpisodeError(
+        `the model calls of episode ${episodeId} could not be read (${(error as Error).message})`,
+      );
+    }
+  }
+
+  private toCall(row: ModelCallRowRaw): ModelCallRecord {
+    return {
       turn: row.turn,
       model: row.model,
       request: JSON.parse(row.request),
@@ -420,15 +531,17 @@ export class RunStore {
       latencyMs: row.latency_ms,
       cacheHit: row.cache_hit === 1,
       attempts: row.attempts,
+      ...(row.attempt_errors ? { attemptErrors: JSON.parse(row.attempt_errors) as string[] } : {}),
       startedAt: row.started_at,
-    }));
+    };
   }
 
   /** Model calls, tokens and cost of each episode of a run that made any, by episode id. */
   episodeUsage(runId: string): Map<number, EpisodeUsage> {
     const rows = this.db
       .prepare(
-        `SELECT c.episode_id AS id, COUNT(*) AS calls, SUM(c.input_tokens) AS inputTokens,
+        `SELECT c.episode_id AS id, COUNT(*) AS calls, SUM(c.error IS NOT NULL) AS failedCalls,
+           SUM(c.input_tokens) AS inputTokens,
            SUM(c.output_tokens) AS outputTokens, SUM(c.cost_usd) AS costUsd
          FROM model_calls c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.episode_id`,
@@ -456,11 +569,12 @@ export class RunStore {
            COUNT(*) AS calls,
            SUM(c.cache_hit) AS cacheHits,
            SUM(c.error IS NOT NULL) AS failedCalls,
+           COALESCE(SUM(CASE WHEN json_valid(c.attempt_errors) THEN json_array_length(c.attempt_errors) END), 0) AS failedAttempts,
            SUM(c.input_tokens) AS inputTokens,
            SUM(c.output_tokens) AS outputTokens,
            SUM(c.cost_usd) AS costUsd,
            AVG(c.latency_ms) AS meanLatencyMs,
-           SUM(c.attempts) - SUM(c.cache_hit = 0) AS retries
+           SUM(MAX(c.attempts - 1, 0)) AS retries
          FROM model_calls c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.model ORDER BY c.model`,
       )

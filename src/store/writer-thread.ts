@@ -1,6 +1,9 @@
-/** Worker-thread side of EpisodeWriter: commits encoded batches on its own connection. */
+/**
+ * Worker-thread side of EpisodeWriter: commits encoded batches on its own connection. An episode
+ * that cannot be committed is stored as unstorable (saveBatch); only a failing store is reported.
+ */
 import { parentPort, workerData } from "node:worker_threads";
-import { type PackedBatch, unpackBatch } from "./episode-batch.js";
+import { type PackedBatch, saveBatch, unpackBatch } from "./episode-batch.js";
 import { RunStore } from "./run-store.js";
 
 export interface WriterRequest {
@@ -20,7 +23,7 @@ if (parentPort) {
   port.on("message", (request: WriterRequest) => {
     const reply: WriterReply = { seq: request.seq };
     try {
-      store.saveEncoded(request.runId, unpackBatch(request.batch));
+      saveBatch(store, request.runId, unpackBatch(request.batch));
     } catch (error) {
       reply.error = error instanceof Error ? error.message : String(error);
     }

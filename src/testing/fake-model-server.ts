@@ -1,7 +1,8 @@
 /**
  * A fake model provider on 127.0.0.1 for tests: OpenAI Chat Completions and Anthropic Messages
  * over real HTTP, answering from a queue of scripted replies (or a rule), with latency and
- * injected faults (429, 5xx, hangs, malformed JSON, truncated streams, empty replies).
+ * injected faults (429, 5xx, hangs, malformed JSON, truncated streams, empty replies, huge
+ * replies) and replies that echo the caller's key.
  *
  * Usage estimate: input tokens = words in the request's messages (and system prompt);
  * output tokens = words in the reply's text plus each tool call's name and argument JSON.
@@ -19,6 +20,8 @@ import {
   type FakeReply,
   type FakeRequest,
   type FakeRule,
+  requestKey,
+  withEchoedKey,
 } from "./fake-reply.js";
 import {
   type ProviderWire,
@@ -28,6 +31,7 @@ import {
 } from "./fake-wire.js";
 
 export {
+  API_KEY_PLACEHOLDER,
   countWords,
   type FakeApi,
   type FakeCompletion,
@@ -46,6 +50,12 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const DEFAULT_TRUNCATED_TEXT = "This reply is cut off somewhere in the middle of a sentence";
 /** What a `malformed_json` reply would have said, had its JSON been whole. */
 const FAULT_PLACEHOLDER_TEXT = "This reply never arrives in one piece";
+/** Size of each piece of a `huge_reply`. */
+const HUGE_PIECE_BYTES = 64 * 1024;
+/** Stands for a `huge_reply`'s text in the body; cut out and replaced by the pieces. */
+const HUGE_MARKER = "@@clade-fake-huge-reply@@";
+/** One piece of a `huge_reply`'s filler: words, so the text looks like (bad) prose. */
+const HUGE_FILLER = "lorem ipsum dolor sit amet ".repeat(Math.ceil(HUGE_PIECE_BYTES / 27));
 
 const ROUTES: Record<string, { api: FakeApi; wire: ProviderWire }> = {
   "POST /v1/chat/completions": { api: "openai", wire: openaiWire },
@@ -216,7 +226,7 @@ class FakeModelServerImpl implements FakeModelServer {
     record.reply = reply;
     this.after(reply.latencyMs ?? this.options.latencyMs ?? 0, res, () => {
       try {
-        this.answer(req, res, wire, read.request, reply);
+        this.answer(req, res, wire, read.request, reply, record);
       } catch (error) {
         const message = `Cannot send the scripted reply: ${errorMessage(error)}`;
         this.refuse(res, record, wire, 500, message);
@@ -262,11 +272,14 @@ class FakeModelServerImpl implements FakeModelServer {
     wire: ProviderWire,
     request: WireRequest,
     reply: FakeReply,
+    record: FakeRequest,
   ): void {
     switch (reply.fault) {
-      case undefined:
-        this.sendCompletion(res, wire, request, this.resolve(wire, request, reply));
+      case undefined: {
+        const completion = withEchoedKey(reply, requestKey(req.headers));
+        this.sendCompletion(res, wire, request, this.resolve(wire, request, completion));
         return;
+      }
       case "empty":
         this.sendCompletion(res, wire, request, this.resolve(wire, request, {}));
         return;
@@ -299,7 +312,66 @@ class FakeModelServerImpl implements FakeModelServer {
       case "truncated_stream":
         this.sendTruncated(res, wire, request, reply.content ?? DEFAULT_TRUNCATED_TEXT);
         return;
+      case "huge_reply": {
+        this.sendHuge(res, wire, request, reply, record).catch(() => res.destroy());
+        return;
+      }
     }
+  }
+
+  /**
+   * A completion whose text is `bytes` long, written piece by piece, each write waiting for the
+   * client to take the previous one: a client that stops reading stops the server too.
+   */
+  private async sendHuge(
+    res: ServerResponse,
+    wire: ProviderWire,
+    request: WireRequest,
+    reply: { bytes: number; content?: string; declareLength?: boolean },
+    record: FakeRequest,
+  ): Promise<void> {
+    const prefix = reply.content ?? "";
+    const fillerBytes = Math.max(0, reply.bytes - Buffer.byteLength(prefix));
+    const completion = this.resolve(wire, request, {
+      content: HUGE_MARKER,
+      usage: { outputTokens: Math.ceil(reply.bytes / 6) },
+    });
+    const pieces: string[] = [];
+    if (prefix) pieces.push(prefix);
+    for (let left = fillerBytes; left > 0; left -= HUGE_PIECE_BYTES) {
+      pieces.push(HUGE_FILLER.slice(0, Math.min(left, HUGE_PIECE_BYTES)));
+    }
+    let parts: string[];
+    if (request.stream) {
+      const events = wire.streamEvents(completion, request.streamUsage);
+      const at = events.findIndex((e) => e.includes(HUGE_MARKER));
+      const template = events[at] as string;
+      parts = [
+        ...events.slice(0, at),
+        ...pieces.map((piece) => template.replace(HUGE_MARKER, piece)),
+        ...events.slice(at + 1),
+      ];
+      this.startStream(res, wire);
+    } else {
+      const body = JSON.stringify(wire.completionBody(completion));
+      const [head, tail] = body.split(HUGE_MARKER) as [string, string];
+      parts = [head, ...pieces, tail];
+      const length = parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0);
+      res.writeHead(
+        200,
+        this.headers(wire, {
+          "content-type": "application/json",
+          ...(reply.declareLength ? { "content-length": length } : {}),
+        }),
+      );
+    }
+    record.sentBytes = 0;
+    for (const part of parts) {
+      if (res.destroyed) return;
+      record.sentBytes += Buffer.byteLength(part);
+      if (!res.write(part)) await drainedOrClosed(res);
+    }
+    res.end();
   }
 
   /** Fixes ids, model, finish reason and usage for a completion. */
@@ -490,6 +562,19 @@ async function readBody(req: IncomingMessage): Promise<{ bytes: Buffer; tooLarge
   }
   const tooLarge = size > MAX_BODY_BYTES;
   return { bytes: tooLarge ? Buffer.alloc(0) : Buffer.concat(chunks), tooLarge };
+}
+
+/** Resolves when the response can take more data, or will never (closed). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 function errorMessage(error: unknown): string {

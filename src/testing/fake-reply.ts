@@ -28,7 +28,16 @@ export interface FakeCompletion extends FakeReplyTiming {
   usage?: Partial<Usage>;
   /** The model name reported back; defaults to the request's `model`. */
   model?: string;
+  /**
+   * Echo the credential the request carried (`Authorization: Bearer ...` or `x-api-key`), as a
+   * careless or hostile server might: it replaces API_KEY_PLACEHOLDER in `content`, tool-call
+   * arguments and `model`; with no placeholder anywhere, it is appended to `content`.
+   */
+  echoKey?: boolean;
 }
+
+/** Where an `echoKey` reply puts the key it was sent. */
+export const API_KEY_PLACEHOLDER = "{{apiKey}}";
 
 /** An injected failure, named after what a client sees. */
 export type FakeFault = FakeReplyTiming &
@@ -58,6 +67,13 @@ export type FakeFault = FakeReplyTiming &
     | { fault: "empty" }
     /** The socket is destroyed before any response: a dropped connection. */
     | { fault: "disconnect" }
+    /**
+     * HTTP 200 whose completion text is `bytes` bytes (`content`, then ASCII filler words),
+     * written in 64 KiB pieces as fast as the client reads, so a client that stops reading stops
+     * it (see `FakeRequest.sentBytes`). Streaming: one event per piece. The Content-Length is
+     * declared only with `declareLength` (else chunked, so only counting can catch it).
+     */
+    | { fault: "huge_reply"; bytes: number; content?: string; declareLength?: boolean }
   );
 
 export type FakeReply = FakeCompletion | FakeFault;
@@ -78,6 +94,8 @@ export interface FakeRequest {
   reply?: FakeReply;
   /** Why the server could not answer as scripted (no reply left, invalid body, ...). */
   problem?: string;
+  /** For `huge_reply`: body bytes written before the client hung up (or all of them). */
+  sentBytes?: number;
 }
 
 /** Chooses a reply when the queue is empty; `undefined` means "unexpected call". */
@@ -107,5 +125,32 @@ export function estimateUsage(
   return {
     inputTokens: override?.inputTokens ?? countWords(promptText),
     outputTokens: override?.outputTokens ?? countWords(replyText.join(" ")),
+  };
+}
+
+/** The credential a request carried, if any (Bearer token or x-api-key). */
+export function requestKey(headers: FakeRequest["headers"]): string | undefined {
+  const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+  const bearer = first(headers.authorization)?.replace(/^Bearer\s+/i, "");
+  return bearer || first(headers["x-api-key"]) || undefined;
+}
+
+/** An `echoKey` completion with the key written in (unchanged when there is no key). */
+export function withEchoedKey(reply: FakeCompletion, key: string | undefined): FakeCompletion {
+  if (!reply.echoKey || key === undefined) return reply;
+  const put = (text: string) => text.split(API_KEY_PLACEHOLDER).join(key);
+  const has = (text: string | undefined) => text?.includes(API_KEY_PLACEHOLDER) === true;
+  const calls = reply.toolCalls ?? [];
+  const anywhere =
+    has(reply.content) || has(reply.model) || calls.some((call) => has(argumentsText(call)));
+  return {
+    ...reply,
+    content: anywhere ? put(reply.content ?? "") : `${reply.content ?? ""} ${key}`,
+    ...(reply.model !== undefined ? { model: put(reply.model) } : {}),
+    ...(reply.toolCalls
+      ? {
+          toolCalls: calls.map((call) => ({ ...call, arguments: put(argumentsText(call)) })),
+        }
+      : {}),
   };
 }

@@ -5,7 +5,7 @@
  * failures (errors, never failures) and their resume, the response cache, the budget stop, and
  * the `models` and `cost` commands.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -166,6 +166,7 @@ interface CallRow {
   latency_ms: number | null;
   cache_hit: number;
   attempts: number;
+  attempt_errors: string | null;
 }
 
 const episodesOf = (run: string) =>
@@ -444,7 +445,7 @@ describe("provider failures", () => {
       "--json",
     ];
     const first = await cli(...args);
-    expect(first.code).toBe(0);
+    expect(first.code).toBe(5); // every episode errored
     expect(JSON.parse(first.stdout).metrics).toMatchObject({ episodes: 2, finished: 0, errors: 2 });
     // Per episode: one good call, then one failing call tried twice (maxRetries: 1).
     expect(chatRequests(server.requests)).toHaveLength(2 * (1 + 2));
@@ -832,5 +833,247 @@ describe("streaming models", () => {
       (served.inputTokens * PRICE.inputPerMTok + served.outputTokens * PRICE.outputPerMTok) / 1e6,
       12,
     );
+  });
+});
+
+/** Bytes the store takes on disk, its write-ahead log included. */
+function storeBytes(): number {
+  return [db, `${db}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+}
+
+const attemptErrorsOf = (call: CallRow | undefined): string[] =>
+  call?.attempt_errors ? (JSON.parse(call.attempt_errors) as string[]) : [];
+
+describe("a huge model reply", () => {
+  const HUGE = 50 * 1024 * 1024;
+  /** The default limit (DEFAULT_MAX_REPLY_BYTES). */
+  const LIMIT = 4 * 1024 * 1024;
+
+  it("fails its call, unretried and uncached; the episodes are errors; resume works; the store stays small", async () => {
+    server.setRule(() => ({ fault: "huge_reply", bytes: HUGE, content: "Thought:\nWell, " }));
+    const args = evalArgs("huge", "--agent", "react", "--tasks", "0-1", "--max-turns", "3");
+    const first = await cli(...args);
+    expect(first.code).toBe(5); // every episode errored, none failed, nothing crashed
+    expect(JSON.parse(first.stdout).metrics).toMatchObject({ episodes: 2, finished: 0, errors: 2 });
+    // One request per episode: an oversized reply is not retried. The client stopped reading
+    // early, so the server never got to write most of the 50 MB.
+    const requests = chatRequests(server.requests);
+    expect(requests).toHaveLength(2);
+    for (const request of requests) expect(request.sentBytes).toBeLessThan(HUGE / 4);
+
+    for (const episode of episodesOf("huge")) {
+      expect(episode).toMatchObject({ outcome: "error", end_reason: "agent_error", turns: 0 });
+      expect(episode.error).toMatch(/reply too large/);
+      expect(episode.error).toContain(`${LIMIT}-byte limit (maxReplyBytes)`);
+    }
+    const calls = callsOf("huge");
+    expect(calls).toHaveLength(2);
+    for (const call of calls) {
+      expect(call).toMatchObject({ attempts: 1, response: null, input_tokens: 0, cost_usd: 0 });
+      expect(call.error).toMatch(/reply too large/);
+      expect(attemptErrorsOf(call)).toHaveLength(1);
+    }
+    expect(query("SELECT key FROM model_cache")).toEqual([]);
+    const cost = JSON.parse((await cli("cost", "huge", "--db", db, "--json")).stdout);
+    expect(cost[0]).toMatchObject({ calls: 2, failedCalls: 2, failedAttempts: 2, retries: 0 });
+    expect(storeBytes()).toBeLessThan(2 * 1024 * 1024);
+
+    // The same command on a healthy server redoes both episodes; nothing is replayed.
+    server.setRule(() => actionReply("react", "move up"));
+    const resumed = await cli(...args);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ resumed: true, skipped: 0, ran: 2 });
+    expect(episodesOf("huge").every((e) => e.outcome !== "error" && e.turns === 3)).toBe(true);
+    expect(callsOf("huge").every((c) => c.error === null)).toBe(true);
+    expect(storeBytes()).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("streamed, or with a declared length, it is stopped the same way", async () => {
+    const config = writeConfig("clade.config.json", {
+      models: { streamed: { model: spec(), stream: true }, plain: { model: spec() } },
+    });
+    for (const [model, reply] of [
+      ["streamed", { fault: "huge_reply", bytes: HUGE }],
+      ["plain", { fault: "huge_reply", bytes: HUGE, declareLength: true }],
+    ] as const) {
+      server.setRule(() => reply);
+      const before = chatRequests(server.requests).length;
+      const run = `huge-${model}`;
+      const result = await cli(
+        ...evalArgs(run, "--agent", "tools", "--tasks", "0", "--max-turns", "2"),
+        "--model",
+        model,
+        "--config",
+        config,
+      );
+      expect(result.code, result.stderr).toBe(5);
+      const requests = chatRequests(server.requests).slice(before);
+      expect(requests).toHaveLength(1);
+      expect(requests[0]?.sentBytes).toBeLessThan(HUGE / 4);
+      const [call] = callsOf(run);
+      expect(call?.error).toMatch(/reply too large/);
+      expect(call?.attempts).toBe(1);
+    }
+    // A declared length over the limit is refused before any of the body is read.
+    expect(query("SELECT key FROM model_cache")).toEqual([]);
+    expect(storeBytes()).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("a cache entry too large, over the limit, malformed or not JSON is dropped, never replayed", async () => {
+    server.setRule(() => actionReply("react", "move up"));
+    const args = (run: string) =>
+      evalArgs(run, "--agent", "react", "--tasks", "0-1", "--max-turns", "2");
+    expect((await cli(...args("warm"))).code).toBe(0);
+    const served = () => chatRequests(server.requests).length;
+    expect(served()).toBe(4);
+    const reply = (content: string) =>
+      JSON.stringify({
+        content,
+        toolCalls: [],
+        usage: { inputTokens: 1, outputTokens: 1 },
+        finishReason: "stop",
+        model: "fake-model",
+      });
+    // What an unbounded client would have cached: a 30 MB reply (too large to be read at all),
+    // a 5 MB one (over the 4 MiB limit), a broken shape, and text that is not JSON.
+    const poison = [
+      reply(`Thought:\n${"x".repeat(30 * 1024 * 1024)}\n\nAction:\nmove up`),
+      reply(`Thought:\n${"y".repeat(5 * 1024 * 1024)}\n\nAction:\nmove up`),
+      JSON.stringify({ content: 5 }),
+      "{not json",
+    ];
+    const conn = new Database(db);
+    const keys = conn.prepare("SELECT key FROM model_cache ORDER BY key").all() as {
+      key: string;
+    }[];
+    expect(keys).toHaveLength(4);
+    const update = conn.prepare("UPDATE model_cache SET response = ? WHERE key = ?");
+    for (const [i, { key }] of keys.entries()) update.run(poison[i], key);
+    conn.close();
+
+    const replay = await cli(...args("replay"));
+    expect(replay.code).toBe(0);
+    // Every poisoned entry was asked of the server again and replaced with its good answer.
+    expect(served()).toBe(8);
+    expect(episodesOf("replay").every((e) => e.outcome !== "error" && e.turns === 2)).toBe(true);
+    expect(callsOf("replay").every((c) => c.cache_hit === 0 && c.error === null)).toBe(true);
+    const [largest] = query<{ bytes: number }>(
+      "SELECT MAX(octet_length(response)) AS bytes FROM model_cache",
+    );
+    expect(largest?.bytes).toBeLessThan(10_000);
+    // And now they replay.
+    expect((await cli(...args("again"))).code).toBe(0);
+    expect(served()).toBe(8);
+    expect(callsOf("again").every((c) => c.cache_hit === 1)).toBe(true);
+  });
+});
+
+describe("failed attempts are stored with their errors and accounted", () => {
+  it("a hang and a 500 retried into success: one call, its two failed attempts kept", async () => {
+    const config = writeConfig("clade.config.json", {
+      models: { slow: { model: spec(), timeoutMs: 300, maxRetries: 2 } },
+    });
+    server.push({ fault: "hang" }, { fault: "server_error" });
+    server.setRule(() => actionReply("react", "move up"));
+    const run = "recovered";
+    const result = await cli(
+      ...evalArgs(run, "--agent", "react", "--tasks", "0", "--max-turns", "2"),
+      "--model",
+      "slow",
+      "--config",
+      config,
+    );
+    expect(result.code).toBe(0);
+    const calls = callsOf(run);
+    expect(calls.map((c) => [c.turn, c.attempts, c.error])).toEqual([
+      [0, 3, null],
+      [1, 1, null],
+    ]);
+    const [timedOut, serverError] = attemptErrorsOf(calls[0]);
+    expect(timedOut).toMatch(/timed out after 300 ms/);
+    expect(serverError).toMatch(/^HTTP 500 server error/);
+    expect(attemptErrorsOf(calls[1])).toEqual([]);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    expect(cost[0]).toMatchObject({ calls: 2, failedCalls: 0, failedAttempts: 2, retries: 2 });
+    const served = servedUsage(server.requests);
+    expect(cost[0]).toMatchObject({
+      inputTokens: served.inputTokens,
+      outputTokens: served.outputTokens,
+    });
+  });
+
+  it("calls that fail for good (hang, 500, disconnect, 400) are stored with their error and counted by cost", async () => {
+    const config = writeConfig("clade.config.json", {
+      models: { once: { model: spec(), timeoutMs: 300, maxRetries: 0 } },
+    });
+    server.push(
+      { fault: "hang" },
+      { fault: "server_error" },
+      { fault: "disconnect" },
+      { fault: "bad_request", message: "max_tokens is too large" },
+    );
+    const run = "failing";
+    const result = await cli(
+      ...evalArgs(run, "--agent", "react", "--tasks", "0-3", "--max-turns", "1"),
+      "--concurrency",
+      "1",
+      "--model",
+      "once",
+      "--config",
+      config,
+    );
+    expect(result.code).toBe(5);
+    const calls = callsOf(run);
+    expect(calls.map((c) => c.error)).toEqual([
+      expect.stringMatching(/timed out after 300 ms/),
+      expect.stringMatching(/^HTTP 500 server error/),
+      expect.stringMatching(/connection dropped/),
+      expect.stringMatching(/^HTTP 400 bad request: max_tokens is too large/),
+    ]);
+    for (const call of calls) {
+      expect(call).toMatchObject({ attempts: 1, response: null, input_tokens: 0 });
+      // The call's error is its one attempt's, with "gave up after 1 attempt" when retryable.
+      const [only, ...more] = attemptErrorsOf(call);
+      expect(more).toEqual([]);
+      expect(call.error?.startsWith(only ?? "-")).toBe(true);
+    }
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    expect(cost).toEqual([
+      expect.objectContaining({
+        calls: 4,
+        failedCalls: 4,
+        failedAttempts: 4,
+        retries: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+      }),
+    ]);
+    const text = await cli("cost", run, "--db", db);
+    expect(text.code).toBe(0);
+  });
+
+  it("a call still hanging at the episode's deadline is stored as abandoned", async () => {
+    server.setRule(() => ({ fault: "hang" }));
+    const run = "deadline";
+    const result = await cli(
+      ...evalArgs(run, "--agent", "react", "--tasks", "0", "--max-turns", "2"),
+      "--timeout",
+      "1",
+    );
+    expect(result.code).toBe(5);
+    const [episode] = episodesOf(run);
+    expect(episode).toMatchObject({ outcome: "error", end_reason: "timeout" });
+    const calls = callsOf(run);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.error).toMatch(/^model call abandoned: episode exceeded 1000 ms/);
+    expect(calls[0]?.attempts).toBe(1);
+    expect(calls[0]?.latency_ms).toBeGreaterThanOrEqual(900);
+    expect(attemptErrorsOf(calls[0])).toEqual([calls[0]?.error]);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    expect(cost[0]).toMatchObject({ calls: 1, failedCalls: 1, failedAttempts: 1 });
+    const shown = JSON.parse((await cli("show", run, "--db", db, "--json", "--episodes")).stdout);
+    expect(shown.usage[0]).toMatchObject({ calls: 1, failedCalls: 1 });
+    expect(shown.episodes[0].usage).toMatchObject({ calls: 1, failedCalls: 1 });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * API keys never reach the store, the logs or the exports. Evaluations run with known fake keys
  * (one from the environment, one from the config file) against fake providers that succeed, fail
- * with 500s, reject the key with a 401, and echo the key back in their error messages; then every
- * byte the CLI wrote (database, WAL, exports, stdout, stderr, console) is searched for the keys.
+ * with 500s, reject the key with a 401, echo the key back in their error messages, and echo it in
+ * their completions (text, tool arguments, model name; streamed too); then every byte the CLI
+ * wrote (database, WAL, exports, stdout, stderr, console) is searched for the keys.
  */
 import {
   existsSync,
@@ -18,6 +19,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
+  API_KEY_PLACEHOLDER,
   type FakeModelServer,
   type FakeReply,
   type FakeRequest,
@@ -110,6 +112,22 @@ function moveUp(request: FakeRequest): FakeReply {
     : { content: "Thought:\nUp it is.\n\nAction:\nmove up" };
 }
 
+/** A valid move whose completion quotes the key the request carried, everywhere it can. */
+function moveUpQuotingKey(request: FakeRequest): FakeReply {
+  const tools = (request.body as { tools?: unknown[] }).tools;
+  return tools?.length
+    ? {
+        content: `Using key ${API_KEY_PLACEHOLDER} to move.`,
+        toolCalls: [{ name: "act", arguments: { action: "move up", key: API_KEY_PLACEHOLDER } }],
+        model: `fake-model-${API_KEY_PLACEHOLDER}`,
+        echoKey: true,
+      }
+    : {
+        content: `Thought:\nMy key is ${API_KEY_PLACEHOLDER}; up it is.\n\nAction:\nmove up`,
+        echoKey: true,
+      };
+}
+
 /** A provider that quotes the credentials it got, as real ones do for a wrong key. */
 function echoingRejection(request: FakeRequest): FakeReply {
   const given = `${header(request, "authorization")} ${header(request, "x-api-key")}`.trim();
@@ -145,6 +163,8 @@ interface Evaluation {
   env?: Record<string, string>;
   /** Whether the provider fails every call (the episodes are errors). */
   fails: boolean;
+  /** More `clade eval` options for this evaluation. */
+  args?: string[];
 }
 
 describe("API keys never reach the store, the logs or the exports", () => {
@@ -153,6 +173,7 @@ describe("API keys never reach the store, the logs or the exports", () => {
     const broken = await server(() => ({ fault: "server_error" }));
     const echoing = await server(echoingRejection);
     const guarded = await server(moveUp, SERVER_KEY);
+    const quoting = await server(moveUpQuotingKey);
     const configPath = join(workDir, "clade.config.json");
     const entry = (s: FakeModelServer, extra: Record<string, unknown> = {}) => ({
       model: compatSpec(s),
@@ -172,10 +193,15 @@ describe("API keys never reach the store, the logs or the exports", () => {
           plainEchoing: entry(echoing, { apiKey: PLAIN_KEY }),
           envGuarded: entry(guarded),
           confGuarded: entry(guarded, { apiKey: CONFIG_KEY }),
+          envQuoting: entry(quoting),
+          confQuoting: entry(quoting, { apiKey: CONFIG_KEY }),
+          plainQuoting: entry(quoting, { apiKey: PLAIN_KEY }),
+          confQuotingStreamed: entry(quoting, { apiKey: CONFIG_KEY, stream: true }),
         },
       }),
     );
 
+    const NO_CACHE = ["--cache", "off"];
     const evaluations: Evaluation[] = [
       { run: "env-ok", agent: "react", model: compatSpec(healthy), fails: false },
       {
@@ -214,6 +240,25 @@ describe("API keys never reach the store, the logs or the exports", () => {
       { run: "plain-echo", agent: "react", model: "plainEchoing", fails: true },
       { run: "env-401", agent: "react", model: "envGuarded", fails: true },
       { run: "conf-401", agent: "tools", model: "confGuarded", fails: true },
+      // Healthy servers that quote the key in their completions: the runs succeed, keyless.
+      { run: "env-quote", agent: "react", model: "envQuoting", fails: false },
+      { run: "conf-quote", agent: "tools", model: "confQuoting", fails: false },
+      // The same requests as above: the cache would answer them, so it is off.
+      { run: "plain-quote", agent: "react", model: "plainQuoting", fails: false, args: NO_CACHE },
+      {
+        run: "conf-quote-stream",
+        agent: "tools",
+        model: "confQuotingStreamed",
+        fails: false,
+        args: NO_CACHE,
+      },
+      {
+        run: "conf-anthropic-quote",
+        agent: "tools",
+        model: "confAnthropic",
+        env: { ANTHROPIC_BASE_URL: quoting.anthropicBaseUrl },
+        fails: false,
+      },
     ];
 
     // A read transaction held open from the first run on pins SQLite's write-ahead log: what
@@ -243,9 +288,11 @@ describe("API keys never reach the store, the logs or the exports", () => {
         "--db",
         db,
         ...json,
+        ...(evaluation.args ?? []),
       );
       for (const name of Object.keys(evaluation.env ?? {})) delete process.env[name];
-      expect(result.code, `${evaluation.run}: ${result.stderr}`).toBe(0);
+      // Exit 5: every episode errored (they are meant to), 0: every episode finished.
+      expect(result.code, `${evaluation.run}: ${result.stderr}`).toBe(evaluation.fails ? 5 : 0);
       if (pin === undefined) {
         pin = new Database(db);
         pin.exec("BEGIN");
@@ -271,6 +318,20 @@ describe("API keys never reach the store, the logs or the exports", () => {
     expect(sent(broken)).toEqual(new Set([`${OPENAI} ${ENV_KEY}`, `${OPENAI} ${CONFIG_KEY}`]));
     expect(sent(guarded)).toEqual(sent(broken));
     expect(guarded.requests.every((r) => r.problem?.includes("Invalid API key"))).toBe(true);
+    expect(sent(quoting)).toEqual(
+      new Set([
+        `${OPENAI} ${ENV_KEY}`,
+        `${OPENAI} ${CONFIG_KEY}`,
+        `${OPENAI} ${PLAIN_KEY}`,
+        `${ANTHROPIC} ${CONFIG_KEY}`,
+      ]),
+    );
+    expect(quoting.requests.some((r) => r.stream)).toBe(true);
+    // The quoted key never reached the agent: its next requests carry the scrubbed reply.
+    const laterBodies = quoting.requests.map((r) => JSON.stringify(r.body));
+    expect(laterBodies.some((b) => b.includes("My key is ***"))).toBe(true);
+    expect(laterBodies.some((b) => b.includes("Using key ***"))).toBe(true);
+    for (const body of laterBodies) expectNoSecrets("a request the agent sent", Buffer.from(body));
     // The echoing provider really sent both keys back to the client in its error bodies.
     const echoed = echoing.requests.map((r) => (r.reply as { message?: string }).message ?? "");
     expect(echoed.some((m) => m.includes(ENV_KEY))).toBe(true);
@@ -301,6 +362,22 @@ describe("API keys never reach the store, the logs or the exports", () => {
     expect(byRun.get("env-echo")?.error).toContain("***");
     expect(byRun.get("conf-anthropic-echo")?.error).toMatch(/401|authentication/i);
     expect(byRun.get("env-500")?.error).toMatch(/gave up after 2 attempts/);
+    // The quoting runs stored the replies, scrubbed: trajectories, responses, the cache.
+    const scrubbed = (sql: string) =>
+      (conn.prepare(sql).all() as { text: string }[]).map((row) => row.text).join("\n");
+    const steps = scrubbed(
+      `SELECT t.steps AS text FROM trajectories t JOIN episodes e ON e.id = t.episode_id
+       WHERE e.run_id IN ('env-quote', 'plain-quote')`,
+    );
+    expect(steps).toContain("My key is ***; up it is.");
+    const responses = scrubbed(
+      `SELECT c.response AS text FROM model_calls c JOIN episodes e ON e.id = c.episode_id
+       WHERE e.run_id IN ('conf-quote', 'conf-quote-stream', 'conf-anthropic-quote')`,
+    );
+    expect(responses).toContain("Using key *** to move.");
+    expect(responses).toContain("fake-model-***");
+    expect(responses).toContain('\\"key\\":\\"***\\"');
+    expect(scrubbed("SELECT response AS text FROM model_cache")).toContain("My key is ***");
     const failedCalls = conn
       .prepare("SELECT COUNT(*) AS n FROM model_calls WHERE error IS NOT NULL")
       .get() as { n: number };

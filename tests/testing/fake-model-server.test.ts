@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  API_KEY_PLACEHOLDER,
   countWords,
   type FakeModelServer,
   type FakeModelServerOptions,
@@ -545,3 +546,78 @@ async function waitFor(condition: () => boolean): Promise<void> {
   }
   expect(condition()).toBe(true);
 }
+
+describe("fake model server: huge replies and echoed keys", () => {
+  const SIZE = 3 * 1024 * 1024 + 17;
+
+  it("sends a huge reply whole to a client that reads it all, chunked or with its length", async () => {
+    const fake = await start({
+      replies: [
+        { fault: "huge_reply", bytes: SIZE, content: "Thought: " },
+        { fault: "huge_reply", bytes: SIZE, declareLength: true },
+      ],
+    });
+    const client = openai(fake);
+    const chunked = await chat(client).withResponse();
+    expect(chunked.response.headers.get("content-length")).toBeNull();
+    const text = chunked.data.choices[0]?.message.content ?? "";
+    expect(Buffer.byteLength(text)).toBe(SIZE);
+    expect(text.startsWith("Thought: lorem ipsum")).toBe(true);
+    const declared = await chat(client).withResponse();
+    expect(Number(declared.response.headers.get("content-length"))).toBe(
+      fake.requests[1]?.sentBytes,
+    );
+    expect(declared.data.choices[0]?.message.content).toHaveLength(SIZE);
+    expect(fake.requests[0]?.sentBytes).toBeGreaterThan(SIZE);
+  });
+
+  it("streams a huge reply in pieces the SDK assembles, for either wire", async () => {
+    const fake = await start({ rule: () => ({ fault: "huge_reply", bytes: SIZE }) });
+    let streamed = "";
+    for await (const chunk of await chatStream(openai(fake))) {
+      streamed += chunk.choices[0]?.delta.content ?? "";
+    }
+    expect(streamed).toHaveLength(SIZE);
+    const reply = await message(anthropic(fake));
+    const block = reply.content[0];
+    expect(block?.type === "text" ? block.text.length : 0).toBe(SIZE);
+  });
+
+  it("stops writing when the client stops reading", async () => {
+    const fake = await start({ replies: [{ fault: "huge_reply", bytes: 64 * 1024 * 1024 }] });
+    const response = await fetch(`${fake.openaiBaseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: PROMPT }] }),
+    });
+    const reader = response.body?.getReader();
+    await reader?.read();
+    await reader?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fake.requests[0]?.sentBytes).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it("echoes the caller's key where the reply says, or after its text", async () => {
+    const fake = await start({
+      replies: [
+        {
+          content: `key=${API_KEY_PLACEHOLDER}`,
+          toolCalls: [{ name: "act", arguments: { k: API_KEY_PLACEHOLDER } }],
+          model: `m-${API_KEY_PLACEHOLDER}`,
+          echoKey: true,
+        },
+        { content: "Mine is", echoKey: true },
+        { content: `no ${API_KEY_PLACEHOLDER}` }, // not asked to echo: the text as written
+      ],
+    });
+    const client = openai(fake, { apiKey: "sk-the-callers-key" });
+    const first = await chat(client);
+    expect(first.choices[0]?.message.content).toBe("key=sk-the-callers-key");
+    expect(first.model).toBe("m-sk-the-callers-key");
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(call?.type === "function" ? JSON.parse(call.function.arguments) : {}).toEqual({
+      k: "sk-the-callers-key",
+    });
+    expect((await chat(client)).choices[0]?.message.content).toBe("Mine is sk-the-callers-key");
+    expect((await chat(client)).choices[0]?.message.content).toBe(`no ${API_KEY_PLACEHOLDER}`);
+  });
+});

@@ -102,6 +102,19 @@ async function connectEnv(options: z.output<typeof evalOptionsSchema>) {
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
 
+/** Most episodes (tasks × samples) one run may plan: its plan is held in memory. */
+export const MAX_EPISODES = 1_000_000;
+
+/**
+ * Exit codes of `clade eval` beyond 0 (every episode finished) and 2 (bad input), documented in
+ * the README so that scripts and CI can tell outcomes apart.
+ */
+export const EXIT = {
+  budget: 3,
+  someErrored: 4,
+  allErrored: 5,
+} as const;
+
 /** A fresh id: time to the second for readability, random hex so that parallel runs differ. */
 function defaultRunId(env: string, agent: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -130,6 +143,11 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
   }
   const env = options.envUrl ? await connectEnv(options) : findEnv(options.env);
   const tasks = parseTaskRange(options.tasks, env.info);
+  if (tasks.length * options.samples > MAX_EPISODES) {
+    throw new UsageError(
+      `${tasks.length} tasks × ${options.samples} samples is more than ${MAX_EPISODES} episodes; split the run`,
+    );
+  }
   const agentName = options.agent ?? (options.model ? "react" : "reference");
   const llm = isLlmAgent(agentName);
   if (llm && !options.model) {
@@ -140,8 +158,10 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
   }
   let model: ResolvedModel | undefined;
   let agentOptions: LlmAgentOptions = {};
-  if (options.model) {
-    const { config } = await loadConfig(options.config);
+  // A --config that is missing or invalid is an error whatever the agent: the user meant it.
+  const { config } =
+    options.model || options.config ? await loadConfig(options.config) : { config: undefined };
+  if (options.model && config) {
     model = resolveModel(options.model, config);
     checkKey(model);
     const params = {
@@ -261,11 +281,12 @@ export async function evalCommand(raw: RawEvalOptions, io: CliIo): Promise<numbe
     io.stderr(
       `budget of $${options.budgetUsd} reached ($${spent.toFixed(4)} spent): ${result.notRun} episodes not run; raise --budget-usd and run the same command to finish\n`,
     );
-    return 3;
+    return EXIT.budget;
   }
   if (result.interrupted) {
     io.stderr(`interrupted: ${result.ran} new episodes stored; run the same command to resume\n`);
     return signalExit;
   }
+  if (report.errors > 0) return report.finished === 0 ? EXIT.allErrored : EXIT.someErrored;
   return 0;
 }

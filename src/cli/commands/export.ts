@@ -1,8 +1,9 @@
 /** `clade export RUN`: trajectories as AgentTraj JSON or OpenAI chat JSONL. */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { z } from "zod";
 import { BUILTIN_ENVS } from "../../env/registry.js";
 import { toAgentTraj, toChatMessages } from "../../store/export.js";
+import { DamagedEpisodeError, damagedWarning } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { parseOptions } from "../options.js";
 import { openRun } from "./runs.js";
@@ -20,6 +21,9 @@ export function exportCommand(
   io: CliIo,
 ): number {
   const options = parseOptions(exportOptionsSchema, raw);
+  if (options.out && existsSync(options.out) && statSync(options.out).isDirectory()) {
+    throw new UsageError(`--out ${options.out} is a directory; give a file path`);
+  }
   const { store, run } = openRun(options.db, runId);
   const partial = options.out ? `${options.out}.partial-${process.pid}` : undefined;
   let fd: number | undefined;
@@ -39,17 +43,22 @@ export function exportCommand(
     const write = (text: string) => (fd === undefined ? io.stdout(text) : writeSync(fd, text));
     const agentTraj = options.format === "agenttraj";
     let first = true;
+    let damaged = 0;
     if (agentTraj) write("[");
     for (const episode of store.episodes(runId)) {
-      // Errored and unrun episodes are not trajectories of the task; never exported as data.
+      if (episode.outcome === "damaged") damaged++;
+      // Errored, unrun and damaged episodes are not trajectories of the task; never exported.
       if (episode.outcome !== "success" && episode.outcome !== "failure") continue;
       if (options.successOnly && episode.outcome !== "success") continue;
-      const source = {
-        env: run.env,
-        instruction: env.info.instruction,
-        episode,
-        steps: store.steps(episode.id),
-      };
+      let steps: ReturnType<typeof store.steps>;
+      try {
+        steps = store.steps(episode.id);
+      } catch (error) {
+        if (!(error instanceof DamagedEpisodeError)) throw error;
+        damaged++;
+        continue;
+      }
+      const source = { env: run.env, instruction: env.info.instruction, episode, steps };
       if (agentTraj) {
         write(`${first ? "\n" : ",\n"}${JSON.stringify(toAgentTraj(source))}`);
       } else {
@@ -58,11 +67,16 @@ export function exportCommand(
       first = false;
     }
     if (agentTraj) write(first ? "]\n" : "\n]\n");
+    if (damaged > 0) io.stderr(damagedWarning(runId, damaged));
     if (fd !== undefined && partial && options.out) {
       closeSync(fd);
       fd = undefined;
       // Written beside the target, then renamed: a reader never sees a half-written file.
-      renameSync(partial, options.out);
+      try {
+        renameSync(partial, options.out);
+      } catch (error) {
+        throw new UsageError(`cannot write ${options.out}: ${(error as Error).message}`);
+      }
       io.stderr(`wrote ${options.out}\n`);
     }
     return 0;

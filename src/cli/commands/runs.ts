@@ -1,7 +1,7 @@
 /** `clade runs` and `clade show RUN`: what the store holds. */
 import { existsSync } from "node:fs";
 import { runMetrics } from "../../eval/report.js";
-import { RunStore } from "../../store/run-store.js";
+import { damagedWarning, RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { describeStatus, renderMetrics, renderUsage } from "../report.js";
 import { formatRate, renderTable } from "../table.js";
@@ -15,6 +15,9 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
   const store = RunStore.open(options.db, { readonly: true });
   try {
     const runs = store.listRuns();
+    for (const run of runs) {
+      if (run.damaged > 0) io.stderr(damagedWarning(run.id, run.damaged));
+    }
     if (options.json) {
       io.stdout(`${JSON.stringify(runs)}\n`);
       return 0;
@@ -73,6 +76,11 @@ export function showCommand(
     const usage = store.usageByModel(runId);
     const perEpisode = store.episodeUsage(runId);
     const notRun = episodes.filter((e) => e.outcome === "not_run").length;
+    const damaged = episodes.filter((e) => e.outcome === "damaged").length;
+    if (damaged > 0) io.stderr(damagedWarning(runId, damaged));
+    if (run.configDamaged) {
+      io.stderr(`warning: the stored configuration of run ${runId} could not be read (damaged)\n`);
+    }
     const parseErrors = episodes.reduce((sum, e) => sum + e.parseErrors, 0);
     if (options.json) {
       const withUsage = episodes.map((e) => ({ ...e, usage: perEpisode.get(e.id) ?? null }));

@@ -8,7 +8,8 @@ import type {
   MessageParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { toModelError } from "../http-errors.js";
-import { nodeFetch } from "../http-transport.js";
+import { createNodeFetch } from "../http-transport.js";
+import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
 
@@ -20,6 +21,8 @@ export interface AnthropicModelOptions {
   apiKey?: string;
   /** For tests against a local fake server. */
   baseUrl?: string;
+  /** Largest response body accepted, in bytes (reply-limit.ts). */
+  maxReplyBytes?: number;
 }
 
 function parseArguments(text: string): unknown {
@@ -92,11 +95,14 @@ export function anthropicRequestBody(
 
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
   const { spec } = options;
+  const secrets = modelSecrets({ spec, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
   const client = new Anthropic({
     apiKey: options.apiKey ?? "no-key",
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
     maxRetries: 0,
-    fetch: nodeFetch,
+    fetch: createNodeFetch(
+      options.maxReplyBytes === undefined ? {} : { maxBodyBytes: options.maxReplyBytes },
+    ),
     // The SDKs would print raw server data to the console; errors reach the user as ModelErrors.
     logLevel: "off",
     timeout: 24 * 60 * 60 * 1000,
@@ -134,7 +140,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
       } catch (error) {
         throw toModelError(error, {
           ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-          ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
+          secrets,
         });
       }
     },

@@ -10,7 +10,9 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { toModelError } from "../http-errors.js";
-import { nodeFetch } from "../http-transport.js";
+import { createNodeFetch } from "../http-transport.js";
+import { DEFAULT_MAX_REPLY_BYTES, ReplyTooLargeError } from "../reply-limit.js";
+import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
 
@@ -20,6 +22,8 @@ export interface OpenAIModelOptions {
   apiKey?: string;
   /** Stream the reply (token by token on the wire; the result is the same). */
   stream?: boolean;
+  /** Largest reply accepted, in bytes (reply-limit.ts); default DEFAULT_MAX_REPLY_BYTES. */
+  maxReplyBytes?: number;
 }
 
 function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
@@ -75,12 +79,14 @@ export function openAIRequestBody(
 
 export function createOpenAIModel(options: OpenAIModelOptions): Model {
   const { spec } = options;
+  const maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  const secrets = modelSecrets({ spec, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
   const client = new OpenAI({
     // The SDK insists on a key; local servers ignore the placeholder.
     apiKey: options.apiKey ?? "no-key",
     ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}),
     maxRetries: 0,
-    fetch: nodeFetch,
+    fetch: createNodeFetch({ maxBodyBytes: maxReplyBytes }),
     // The SDKs would print raw server data to the console; errors reach the user as ModelErrors.
     logLevel: "off",
     // Per-attempt timeouts come from the retry policy's AbortSignal.
@@ -114,7 +120,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     } catch (error) {
       throw toModelError(error, {
         ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
-        ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
+        secrets,
       });
     }
   }
@@ -133,6 +139,15 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     let usage = { inputTokens: 0, outputTokens: 0 };
     const calls = new Map<number, ToolCall>();
     let sawDone = false;
+    // The transport bounds each event; the reply as a whole is bounded here, as it grows.
+    let replyBytes = 0;
+    const grow = (piece: string | null | undefined) => {
+      if (!piece) return;
+      replyBytes += Buffer.byteLength(piece);
+      if (replyBytes > maxReplyBytes) {
+        throw new ReplyTooLargeError(maxReplyBytes, "the streamed reply");
+      }
+    };
     for await (const chunk of stream) {
       model = chunk.model ?? model;
       if (chunk.usage) {
@@ -143,8 +158,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       }
       const choice = chunk.choices[0];
       if (!choice) continue;
+      grow(choice.delta.content);
       content += choice.delta.content ?? "";
       for (const delta of choice.delta.tool_calls ?? []) {
+        grow(delta.function?.name);
+        grow(delta.function?.arguments);
         const call = calls.get(delta.index) ?? { id: "", name: "", arguments: "" };
         call.id = delta.id ?? call.id;
         call.name += delta.function?.name ?? "";
