@@ -8,6 +8,7 @@ import { ConfigError } from "../model/config.js";
 import { MissingKeyError } from "../model/resolve.js";
 import { ModelSpecError } from "../model/spec.js";
 import { StoreError } from "../store/database.js";
+import { compareCommand } from "./commands/compare.js";
 import { costCommand } from "./commands/cost.js";
 import { demoCommand } from "./commands/demo.js";
 import { envsCommand } from "./commands/envs.js";
@@ -112,8 +113,18 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .argument("<run>", "run id")
     .addOption(dbOption())
     .option("--episodes", "list every episode too")
+    .option("--episode <n>", "one episode turn by turn: TASK/SAMPLE (e.g. 3/0) or its id")
     .option("--json", "machine-readable output")
     .action((run, opts) => setExit(showCommand(run, opts, io)));
+
+  program
+    .command("compare")
+    .description("two runs side by side: metrics, B - A over shared tasks, tasks that changed")
+    .argument("<run-a>", "run id (A, the baseline)")
+    .argument("<run-b>", "run id (B)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action((a, b, opts) => setExit(compareCommand(a, b, opts, io)));
 
   program
     .command("export")

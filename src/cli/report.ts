@@ -1,8 +1,11 @@
 /** Human-readable reports of a run's metrics, shared by `eval`, `show` and `demo`. */
 
 import { hostname } from "node:os";
+import type { RunComparison } from "../eval/compare.js";
 import type { MetricsReport } from "../eval/metrics.js";
-import type { ModelUsageSummary, RunRow } from "../store/run-store.js";
+import type { ModelCallRecord } from "../model/call-record.js";
+import type { StepRecord } from "../rollout/episode.js";
+import type { ModelUsageSummary, RunRow, StoredEpisode } from "../store/run-store.js";
 import { formatInterval, formatRate, renderTable } from "./table.js";
 
 /** Each metric beside its definition's name, as docs/metrics.md asks. */
@@ -116,4 +119,140 @@ export function describeStatus(run: RunRow): string {
     }
   }
   return run.stopReason ? `${run.status} (${run.stopReason})` : run.status;
+}
+
+/** `clade compare`: both runs' metrics with their intervals, and B − A over the shared tasks. */
+export function renderComparison(comparison: RunComparison, a: string, b: string): string {
+  const signed = (value: number) =>
+    Number.isNaN(value) ? "n/a" : `${value >= 0 ? "+" : ""}${value.toFixed(3)}`;
+  const metrics = renderTable(
+    ["metric", a, "95% CI", b, "95% CI", "B - A", "95% CI (paired)", "tasks"],
+    comparison.metrics.map((m) => [
+      m.metric,
+      formatRate(m.a),
+      formatInterval(m.aInterval),
+      formatRate(m.b),
+      formatInterval(m.bInterval),
+      signed(m.difference),
+      formatInterval(m.differenceInterval),
+      m.tasks,
+    ]),
+  );
+  const lines = [
+    `shared tasks: ${comparison.sharedTasks.length}` +
+      (comparison.onlyA + comparison.onlyB > 0
+        ? ` (only in A: ${comparison.onlyA}, only in B: ${comparison.onlyB})`
+        : ""),
+    "",
+    metrics,
+  ];
+  if (comparison.moved.length === 0) {
+    lines.push("no shared task changed its success count\n");
+  } else {
+    const flipped = comparison.moved.filter((m) => m.flipped).length;
+    lines.push(
+      `tasks whose success rate moved: ${comparison.moved.length} (${flipped} flipped all/none)`,
+      "",
+      renderTable(
+        ["task", "A successes/finished", "B successes/finished", "change"],
+        comparison.moved.map((m) => [
+          m.taskIndex,
+          `${m.a.successes}/${m.a.finished}`,
+          `${m.b.successes}/${m.b.finished}`,
+          m.flipped ? `${m.change} (flipped)` : m.change,
+        ]),
+      ),
+    );
+  }
+  return lines.join("\n");
+}
+
+/** Text indented under a label, every line of it (observations and replies span lines). */
+function block(label: string, text: string): string {
+  const body = text.length === 0 ? "(empty)" : text;
+  return `  ${label}:\n${body
+    .split("\n")
+    .map((line) => `    ${line}`.trimEnd())
+    .join("\n")}\n`;
+}
+
+function describeCall(call: ModelCallRecord, index: number): string {
+  const retries = Math.max(call.attempts - 1, 0);
+  const parts = [
+    call.model,
+    `tokens ${call.usage.inputTokens}/${call.usage.outputTokens}`,
+    call.latencyMs === null ? "no latency" : `${Math.round(call.latencyMs)} ms`,
+    call.cacheHit ? "cache hit" : "cache miss",
+    `${call.attempts} attempt${call.attempts === 1 ? "" : "s"}` +
+      (retries > 0 ? ` (${retries} retr${retries === 1 ? "y" : "ies"})` : ""),
+    `$${call.costUsd.toFixed(4)}`,
+  ];
+  let text = `  call ${index + 1}: ${parts.join(", ")}\n`;
+  if (call.error) text += `    error: ${call.error}\n`;
+  for (const [i, e] of (call.attemptErrors ?? []).entries()) {
+    text += `    attempt ${i + 1} failed: ${e}\n`;
+  }
+  return text;
+}
+
+export interface EpisodeView {
+  runId: string;
+  episode: StoredEpisode;
+  instruction: string | null;
+  steps: readonly StepRecord[];
+  calls: readonly ModelCallRecord[];
+}
+
+/** One episode turn by turn: what the agent said and did, what it saw, and its model calls. */
+export function renderEpisode(view: EpisodeView): string {
+  const { episode, steps, calls } = view;
+  const out: string[] = [];
+  out.push(
+    `episode ${episode.taskIndex}/${episode.sampleIndex} (id ${episode.id}) of run ${view.runId}: ` +
+      `${episode.outcome}, reward ${episode.reward}, ${episode.turns} turns, end ${episode.endReason}, ` +
+      `${Math.round(episode.durationMs)} ms, seed ${episode.seed}\n`,
+  );
+  if (episode.error) out.push(`error: ${episode.error}\n`);
+  if (calls.length > 0) {
+    const cost = calls.reduce((s, c) => s + c.costUsd, 0);
+    const tokensIn = calls.reduce((s, c) => s + c.usage.inputTokens, 0);
+    const tokensOut = calls.reduce((s, c) => s + c.usage.outputTokens, 0);
+    out.push(
+      `model calls: ${calls.length}, tokens in/out ${tokensIn}/${tokensOut}, cost $${cost.toFixed(4)}\n`,
+    );
+  }
+  out.push("\n");
+  if (view.instruction !== null) out.push(block("instruction", view.instruction));
+  if (episode.initialObservation) {
+    out.push(block("initial observation", episode.initialObservation.text));
+    const actions = episode.initialObservation.availableActions;
+    if (actions?.length) out.push(`  available actions: ${actions.join(" | ")}\n`);
+  }
+  // Calls of a turn that never became a step (the episode ended in it) still get shown.
+  const turns = [...new Set([...steps.map((s) => s.turn), ...calls.map((c) => c.turn)])].sort(
+    (x, y) => x - y,
+  );
+  for (const turn of turns) {
+    const step = steps.find((s) => s.turn === turn);
+    out.push("\n");
+    if (step) {
+      out.push(
+        `turn ${turn}: reward ${step.reward}, done ${step.done ? "yes" : "no"}, ` +
+          `${Math.round(step.elapsedMs)} ms` +
+          (step.parseErrors ? `, unusable replies ${step.parseErrors}` : "") +
+          "\n",
+      );
+      if (step.message !== step.action) out.push(block("message", step.message));
+      out.push(`  action: ${step.action}\n`);
+      out.push(block("observation", step.observation.text));
+    } else {
+      out.push(`turn ${turn}: no step (the episode ended during this turn)\n`);
+    }
+    const turnCalls = calls.filter((c) => c.turn === turn);
+    turnCalls.forEach((call, i) => {
+      out.push(describeCall(call, i));
+    });
+  }
+  if (turns.length === 0) out.push("no turns stored\n");
+  return out.join("");
 }

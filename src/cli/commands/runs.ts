@@ -1,9 +1,18 @@
 /** `clade runs` and `clade show RUN`: what the store holds. */
 import { existsSync } from "node:fs";
+import { findEnv } from "../../env/registry.js";
 import { runMetrics } from "../../eval/report.js";
-import { damagedWarning, RunStore } from "../../store/run-store.js";
+import type { ModelCallRecord } from "../../model/call-record.js";
+import type { StepRecord } from "../../rollout/episode.js";
+import {
+  DamagedEpisodeError,
+  damagedWarning,
+  type RunRow,
+  RunStore,
+  type StoredEpisode,
+} from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
-import { describeStatus, renderMetrics, renderUsage } from "../report.js";
+import { describeStatus, renderEpisode, renderMetrics, renderUsage } from "../report.js";
 import { formatRate, renderTable } from "../table.js";
 
 export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
@@ -14,7 +23,8 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
   }
   const store = RunStore.open(options.db, { readonly: true });
   try {
-    const runs = store.listRuns();
+    // Models and cost are added fields, so older readers of --json keep working.
+    const runs = store.listRuns().map((run) => ({ ...run, ...modelsAndCost(store, run) }));
     for (const run of runs) {
       if (run.damaged > 0) io.stderr(damagedWarning(run.id, run.damaged));
     }
@@ -28,7 +38,19 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
     }
     io.stdout(
       renderTable(
-        ["run", "env", "agent", "status", "episodes", "success", "errors", "steps", "created"],
+        [
+          "run",
+          "env",
+          "agent",
+          "status",
+          "episodes",
+          "success",
+          "errors",
+          "steps",
+          "model",
+          "cost",
+          "created",
+        ],
         runs.map((r) => [
           r.id,
           `${r.env} v${r.envVersion}`,
@@ -40,6 +62,8 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
           ),
           r.errors,
           r.steps,
+          r.models.length > 0 ? r.models.join(", ") : "-",
+          r.costUsd === null ? "-" : `$${r.costUsd.toFixed(4)}`,
           r.createdAt.slice(0, 19).replace("T", " "),
         ]),
       ),
@@ -48,6 +72,18 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
   } finally {
     store.close();
   }
+}
+
+/**
+ * The models a run called (from its calls, else the model its configuration names) and what its
+ * calls cost; costUsd is null when it made no model call.
+ */
+function modelsAndCost(store: RunStore, run: RunRow): { models: string[]; costUsd: number | null } {
+  const usage = store.usageByModel(run.id);
+  if (usage.length > 0) {
+    return { models: usage.map((u) => u.model), costUsd: usage.reduce((s, u) => s + u.costUsd, 0) };
+  }
+  return { models: typeof run.config.model === "string" ? [run.config.model] : [], costUsd: null };
 }
 
 export function openRun(
@@ -65,11 +101,12 @@ export function openRun(
 
 export function showCommand(
   runId: string,
-  options: { db: string; json?: boolean; episodes?: boolean },
+  options: { db: string; json?: boolean; episodes?: boolean; episode?: string },
   io: CliIo,
 ): number {
   const { store, run } = openRun(options.db, runId);
   try {
+    if (options.episode !== undefined) return showEpisode(store, run, options.episode, options, io);
     const episodes = store.episodes(runId);
     const seed = typeof run.config.seed === "number" ? run.config.seed : 0;
     const metrics = runMetrics(episodes, { seed });
@@ -145,4 +182,76 @@ export function showCommand(
   } finally {
     store.close();
   }
+}
+
+/** The episode `--episode` names: TASK/SAMPLE (e.g. 3/0) or the episode's id. */
+function findEpisode(
+  episodes: readonly StoredEpisode[],
+  runId: string,
+  spec: string,
+): StoredEpisode {
+  const text = spec.trim();
+  const pair = /^(\d+)\/(\d+)$/.exec(text);
+  if (!pair && !/^\d+$/.test(text)) {
+    throw new UsageError(
+      `--episode must be TASK/SAMPLE (e.g. 3/0) or an episode id, got "${spec}"`,
+    );
+  }
+  const found = pair
+    ? episodes.find((e) => e.taskIndex === Number(pair[1]) && e.sampleIndex === Number(pair[2]))
+    : episodes.find((e) => e.id === Number(text));
+  if (!found) {
+    const which = pair ? `${pair[1]}/${pair[2]} (task/sample)` : `with id ${text}`;
+    throw new UsageError(`run ${runId} has no episode ${which} (see: clade show RUN --episodes)`);
+  }
+  return found;
+}
+
+/** The instruction the agent saw: the built-in env's, if the run used that same version. */
+function instructionOf(run: RunRow): string | null {
+  try {
+    const env = findEnv(run.env);
+    return env.info.version === run.envVersion ? env.info.instruction : null;
+  } catch {
+    return null; // a remote env (--env-url) whose instruction clade does not keep
+  }
+}
+
+/** `clade show RUN --episode N`: one episode turn by turn, with the model calls of each turn. */
+function showEpisode(
+  store: RunStore,
+  run: RunRow,
+  spec: string,
+  options: { json?: boolean },
+  io: CliIo,
+): number {
+  const episode = findEpisode(store.episodes(run.id), run.id, spec);
+  const problems: string[] = [];
+  if (episode.outcome === "damaged" && episode.error) problems.push(episode.error);
+  const readOr = <T>(read: () => T[]): T[] => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof DamagedEpisodeError)) throw error;
+      problems.push(error.message);
+      return [];
+    }
+  };
+  const steps: StepRecord[] = readOr(() => store.steps(episode.id));
+  const calls: ModelCallRecord[] = readOr(() => store.calls(episode.id));
+  if (problems.length > 0) {
+    io.stderr(
+      `warning: episode ${episode.taskIndex}/${episode.sampleIndex} of run ${run.id} is damaged ` +
+        `(${problems.join("; ")}); showing what can be read\n`,
+    );
+  }
+  const instruction = instructionOf(run);
+  if (options.json) {
+    io.stdout(
+      `${JSON.stringify({ schema: "clade.episode/1", run, episode, instruction, steps, calls })}\n`,
+    );
+    return 0;
+  }
+  io.stdout(renderEpisode({ runId: run.id, episode, instruction, steps, calls }));
+  return 0;
 }
