@@ -7,8 +7,10 @@ import {
   goldResult,
   hasOuterOrderBy,
   loadDatabase,
+  MAX_RESULT_BYTES,
   MAX_ROWS,
   parseAction,
+  QUERY_TIME_LIMIT_MS,
   questionPool,
   runQuery,
   SHOWN_ROWS,
@@ -283,7 +285,11 @@ describe("sql result comparison", () => {
   });
 
   it("ignores row order for unordered questions with several rows", async () => {
-    const index = findTask((t) => !t.ordered && goldResult(t).rows.length > 2);
+    let index = -1;
+    for (let i = 0; index < 0; i++) {
+      const candidate = generateTask(i);
+      if (!candidate.ordered && (await goldResult(candidate)).rows.length > 2) index = i;
+    }
     const task = generateTask(index);
     const reversed = `SELECT * FROM (${task.gold}) ORDER BY 1 DESC`;
     expect((await answer(index, reversed)).reward).toBe(1);
@@ -412,6 +418,64 @@ describe("sql query guards", () => {
         "JOIN customers c ON c.id = o.customer_id",
     );
     expect(joined.ok).toBe(true);
+  });
+});
+
+/**
+ * Queries that the plan cost estimate lets through but that SQLite takes long over: a self-join
+ * of json_each over a built string (about 30 s in-process), and a string of hundreds of
+ * megabytes built per row (more than 100 s in-process). Both once froze `clade serve-env`.
+ */
+const HOSTILE_QUERIES = {
+  jsonEachJoin:
+    "SELECT count(*) FROM json_each('[' || replace(hex(zeroblob(10000)), '00', '1,') || '1]') a " +
+    "JOIN json_each('[' || replace(hex(zeroblob(10000)), '00', '1,') || '1]') b " +
+    "WHERE a.value + b.value > 1 AND length(a.key || b.key) > 0",
+  hugeTextPerRow:
+    "SELECT length(replace(hex(zeroblob(10000)), '0', hex(zeroblob(9999 + id % 2)))) FROM orders",
+};
+
+describe("sql hostile queries", () => {
+  it("stops each within its deadline with an error, and the episode goes on", async () => {
+    const env = sqlEnv.create();
+    await env.reset(0); // shop
+    for (const [name, sql] of Object.entries(HOSTILE_QUERIES)) {
+      const started = performance.now();
+      const result = await env.step(`query: ${sql}`);
+      const elapsed = performance.now() - started;
+      expect(elapsed, name).toBeLessThan(6_000);
+      expect(result, name).toMatchObject({ done: false, info: { kind: "query" } });
+      expect(result.info.error, name).toEqual(expect.any(String));
+      // Killed at the deadline, or (where the child's memory is limited) out of memory sooner.
+      expect(result.observation.text, name).toMatch(
+        new RegExp(`longer than ${QUERY_TIME_LIMIT_MS / 1000} s and was stopped|out of memory`),
+      );
+      const next = await env.step("query: SELECT COUNT(*) AS n FROM customers");
+      expect(next.info, name).toMatchObject({ kind: "query", rows: 1 });
+      expect(next.observation.text).toMatch(/Result \(1 row\):\nn\n\d+/);
+    }
+    await env.close?.();
+  });
+
+  it("stops a hostile answer the same way: an invalid answer, not the end", async () => {
+    const env = sqlEnv.create();
+    await env.reset(5); // shop
+    const started = performance.now();
+    const result = await env.step(`answer: ${HOSTILE_QUERIES.jsonEachJoin}`);
+    expect(performance.now() - started).toBeLessThan(6_000);
+    expect(result).toMatchObject({ done: false, info: { kind: "answer", invalid: true } });
+    expect(result.observation.text).toContain("and was stopped");
+    const right = await env.step(`answer: ${generateTask(5).gold}`);
+    expect(right).toMatchObject({ reward: 1, done: true });
+  });
+
+  it("caps a result's size as well as its rows", () => {
+    const wide = runQuery(shop(), "SELECT hex(zeroblob(10000)) FROM order_items a, order_items b");
+    if (!wide.ok) throw new Error(wide.error);
+    expect(wide.result.truncated).toBe(true);
+    expect(wide.result.rows.length).toBe(MAX_RESULT_BYTES / 20_000);
+    const huge = runQuery(shop(), "SELECT replace(hex(zeroblob(10000)), '0', hex(zeroblob(300)))");
+    expect(huge).toMatchObject({ ok: false, error: expect.stringMatching(/larger than 8 MB/) });
   });
 });
 

@@ -10,8 +10,9 @@ import {
 } from "../types.js";
 import { parseAction } from "./action.js";
 import { type ComparableResult, sameResult } from "./compare.js";
-import { type LoadedDatabase, loadDatabase } from "./databases.js";
-import { type QueryResult, runQuery } from "./execute.js";
+import { databaseInfo } from "./databases.js";
+import type { QueryResult } from "./execute.js";
+import { QUERY_TIME_LIMIT_MS, queryPool } from "./query-pool.js";
 import { generateTask, type SqlTask } from "./task.js";
 import {
   answerErrorText,
@@ -41,26 +42,41 @@ export const SQL_INFO: EnvInfo = {
   maxSteps: MAX_STEPS,
 };
 
-/** Gold results per gold query, computed on first use; the databases never change. */
-const goldResults = new Map<string, ComparableResult>();
+/**
+ * Gold queries are trusted and take milliseconds, but a busy machine must not turn a reset into
+ * an error (or, through the read time limit, a cut gold result): they get a longer deadline.
+ */
+const GOLD_TIME_LIMIT_MS = 10 * QUERY_TIME_LIMIT_MS;
 
-/** The gold query's result on its database; throws if the shipped gold query fails. */
-export function goldResult(task: SqlTask): ComparableResult {
+/** Gold results per gold query, computed on first use; the databases never change. */
+const goldResults = new Map<string, Promise<ComparableResult>>();
+
+async function computeGold(task: SqlTask): Promise<ComparableResult> {
+  const outcome = await queryPool().run(task.database, task.gold, {
+    timeLimitMs: GOLD_TIME_LIMIT_MS,
+  });
+  if (!outcome.ok) throw new Error(`sql: gold query of task ${task.index} fails: ${outcome.error}`);
+  if (outcome.result.truncated) {
+    throw new Error(`sql: gold query of task ${task.index} was cut off`);
+  }
+  return outcome.result;
+}
+
+/** The gold query's result on its database; rejects if the shipped gold query fails. */
+export function goldResult(task: SqlTask): Promise<ComparableResult> {
   const key = `${task.database}\n${task.gold}`;
   let result = goldResults.get(key);
   if (!result) {
-    const outcome = runQuery(loadDatabase(task.database), task.gold);
-    if (!outcome.ok)
-      throw new Error(`sql: gold query of task ${task.index} fails: ${outcome.error}`);
-    result = outcome.result;
+    result = computeGold(task);
     goldResults.set(key, result);
+    // A failure (a child killed under load, say) is not remembered: the next reset tries again.
+    result.catch(() => goldResults.delete(key));
   }
   return result;
 }
 
 interface Episode {
   task: SqlTask;
-  database: LoadedDatabase;
   gold: ComparableResult;
   steps: number;
   done: boolean;
@@ -70,11 +86,17 @@ export class SqlEnv implements Env {
   readonly info = SQL_INFO;
   private episode: Episode | undefined;
 
+  constructor() {
+    // A query child takes 0.1 to 0.3 s to start: begin before the first reset needs it.
+    queryPool().prestart();
+  }
+
   async reset(taskIndex: number, options: ResetOptions = {}): Promise<Observation> {
     checkTaskIndex(this.info, taskIndex);
     const task = generateTask(taskIndex, options.seed ?? 0);
-    const database = loadDatabase(task.database);
-    this.episode = { task, database, gold: goldResult(task), steps: 0, done: false };
+    const database = databaseInfo(task.database);
+    const gold = await goldResult(task);
+    this.episode = { task, gold, steps: 0, done: false };
     return {
       text: taskText(task.database, database.spec.description, database.schema, task.question),
     };
@@ -88,7 +110,8 @@ export class SqlEnv implements Env {
     if (parsed.sql === "") {
       return this.goOn(episode, emptySqlText(parsed.kind), { invalid: true, kind: parsed.kind });
     }
-    const outcome = runQuery(episode.database, parsed.sql);
+    // In a child process under a deadline: a hostile query cannot hold this process.
+    const outcome = await queryPool().run(episode.task.database, parsed.sql);
     if (parsed.kind === "query") {
       if (!outcome.ok) {
         return this.goOn(episode, queryErrorText(outcome.error), {

@@ -1,7 +1,10 @@
 /**
  * Running agent-written SQL against a shared database safely: read-only single statements only,
- * a cost estimate from the query plan to refuse runaway joins before they start (better-sqlite3
- * cannot interrupt a running statement), and caps on rows and time while reading results.
+ * a cost estimate from the query plan to refuse runaway joins before they start, and caps on rows,
+ * result bytes and time while reading results. better-sqlite3 cannot interrupt a running
+ * statement and the estimate cannot see every cost (table-valued functions over built strings,
+ * heavy expressions per row), so the env runs these guards in a child process that a deadline
+ * kills (query-pool.ts); runQuery itself is the in-child part.
  */
 import type Database from "better-sqlite3";
 
@@ -9,15 +12,23 @@ import type Database from "better-sqlite3";
 export const MAX_ROWS = 10_000;
 /** Longest SQL text accepted, in characters. */
 export const MAX_SQL_LENGTH = 10_000;
-/** Wall-clock budget for reading a query's rows, in milliseconds. */
-export const TIME_LIMIT_MS = 2_000;
+/**
+ * Reading rows stops after this long and returns what it has (truncated), so a slow stream of
+ * rows ends with partial results before the query pool's hard deadline kills the query.
+ */
+export const READ_TIME_LIMIT_MS = 1_500;
+/** Result size (estimated bytes) at which reading stops, so a result fits any reply. */
+export const MAX_RESULT_BYTES = 8_000_000;
 /** Most row visits the query plan may imply (about a second of SQLite work). */
 export const MAX_PLAN_COST = 20_000_000;
 
 export interface QueryResult {
   columns: string[];
   rows: unknown[][];
-  /** True when reading stopped at MAX_ROWS (or the time limit): rows holds what was read. */
+  /**
+   * True when reading stopped at MAX_ROWS, MAX_RESULT_BYTES or the read time limit: rows holds
+   * what was read.
+   */
   truncated: boolean;
 }
 
@@ -87,15 +98,17 @@ const REFUSED_KEYWORDS = new Set([
   "vacuum",
 ]);
 
-/**
- * Why the statement may not run, or undefined when it is an allowed read-only query. Decided
- * from the text alone, before preparing: SQLite applies some pragmas (query_only among them)
- * while compiling them, even under EXPLAIN.
- */
 /** printf/format with a field width or precision this large (or given by *) builds huge text. */
 const HUGE_FORMAT = /%[-+ 0#,!]*(?:\*|\d{4,})|%[-+ 0#,!]*\d*\.(?:\*|\d{4,})/;
 
-function refusal(sql: string): string | undefined {
+/**
+ * Why the statement may not run, or undefined when it is an allowed read-only query. Decided
+ * from the text alone, before preparing: SQLite applies some pragmas (query_only among them)
+ * while compiling them, even under EXPLAIN. Cheap, so the query pool also checks it before
+ * sending a query to a child.
+ */
+export function refusal(sql: string): string | undefined {
+  if (sql.length > MAX_SQL_LENGTH) return `the query is longer than ${MAX_SQL_LENGTH} characters`;
   const keyword = leadingKeyword(sql);
   if (/\b(?:printf|format)\s*\(/i.test(sql) && HUGE_FORMAT.test(sql)) {
     return "printf/format widths and precisions above 999 (or given by *) are not allowed";
@@ -178,11 +191,15 @@ function describe(error: unknown): string {
   return line.length > 200 ? `${line.slice(0, 197)}...` : line;
 }
 
-/** Runs one read-only statement under the guards; never throws. */
-export function runQuery(target: QueryTarget, sql: string): QueryOutcome {
-  if (sql.length > MAX_SQL_LENGTH) {
-    return { ok: false, error: `the query is longer than ${MAX_SQL_LENGTH} characters` };
-  }
+/**
+ * Runs one read-only statement under the guards, in this process; never throws. Nothing here
+ * can stop a statement that SQLite takes long over: the env runs it through the query pool.
+ */
+export function runQuery(
+  target: QueryTarget,
+  sql: string,
+  readTimeLimitMs = READ_TIME_LIMIT_MS,
+): QueryOutcome {
   const refused = refusal(sql);
   if (refused) return { ok: false, error: refused };
   let statement: Database.Statement;
@@ -209,12 +226,20 @@ export function runQuery(target: QueryTarget, sql: string): QueryOutcome {
       return { ok: false, error: describe(error) };
     }
   }
-  return readRows(statement);
+  return readRows(statement, readTimeLimitMs);
 }
 
-function readRows(statement: Database.Statement): QueryOutcome {
+/** A cell's size for the result cap: text and blobs by length, anything else as 8 bytes. */
+function cellBytes(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (value instanceof Uint8Array) return value.byteLength;
+  return 8;
+}
+
+function readRows(statement: Database.Statement, readTimeLimitMs: number): QueryOutcome {
   const started = Date.now();
   const rows: unknown[][] = [];
+  let bytes = 0;
   let truncated = false;
   try {
     const columns = statement.columns().map((column) => column.name);
@@ -223,8 +248,19 @@ function readRows(statement: Database.Statement): QueryOutcome {
         truncated = true;
         break;
       }
+      for (const cell of row) bytes += cellBytes(cell);
+      if (bytes > MAX_RESULT_BYTES) {
+        if (rows.length === 0) {
+          return {
+            ok: false,
+            error: `a result row is larger than ${MAX_RESULT_BYTES / 1_000_000} MB`,
+          };
+        }
+        truncated = true;
+        break;
+      }
       rows.push(row);
-      if (rows.length % 256 === 0 && Date.now() - started > TIME_LIMIT_MS) {
+      if (rows.length % 256 === 0 && Date.now() - started > readTimeLimitMs) {
         truncated = true;
         break;
       }

@@ -21,7 +21,9 @@ export { cellKey, hasOuterOrderBy, sameResult } from "./compare.js";
 export {
   DATABASE_NAMES,
   DATABASES,
+  type DatabaseInfo,
   databaseContent,
+  databaseInfo,
   type LoadedDatabase,
   loadDatabase,
 } from "./databases.js";
@@ -30,12 +32,21 @@ export {
   estimatePlanCost,
   leadingKeyword,
   MAX_PLAN_COST,
+  MAX_RESULT_BYTES,
   MAX_ROWS,
   MAX_SQL_LENGTH,
   type QueryOutcome,
   type QueryResult,
   runQuery,
 } from "./execute.js";
+export {
+  QUERY_POOL_SIZE,
+  QUERY_TIME_LIMIT_MS,
+  type QueryOptions,
+  QueryPool,
+  type QueryPoolOptions,
+  queryPool,
+} from "./query-pool.js";
 export { sampleSqlAction } from "./sample.js";
 export { generateTask, questionPool, type SqlTask } from "./task.js";
 export { INSTRUCTION, MAX_STEPS, SHOWN_ROWS } from "./text.js";
