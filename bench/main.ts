@@ -23,6 +23,7 @@ import {
   resolveAgent,
   runEpisodes,
 } from "../dist/index.js";
+import { callStorageFigure } from "./call-storage.js";
 
 const ENV = "maze";
 const AGENTS = ["reference", "random"];
@@ -134,6 +135,8 @@ function report(agent: string, commits: string, value: number, baseline: number)
       : {}),
   });
 }
+
+await callStorageFigure();
 
 const dir = mkdtempSync(join(tmpdir(), "clade-bench-"));
 try {

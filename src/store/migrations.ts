@@ -82,4 +82,38 @@ export const MIGRATIONS: readonly string[] = [
   -- A call retried into success keeps its failed attempts here; error stays the call's verdict.
   ALTER TABLE model_calls ADD COLUMN attempt_errors TEXT;
   `,
+  `
+  -- Requests by difference: a long episode's calls repeat the whole conversation each time, so a
+  -- call stores only what its request adds to the call before it in the same episode.
+  -- base_call NULL: request holds the whole request (every row written before this migration).
+  -- Otherwise request holds it with messages = the messages after the first base_messages of
+  -- base_call's whole request, and "tools": null when base_call's tools are the same.
+  -- base_call is always an earlier row of the same episode, so deleting an episode deletes both.
+  ALTER TABLE model_calls RENAME TO model_call_rows;
+  ALTER TABLE model_call_rows ADD COLUMN base_call INTEGER;
+  ALTER TABLE model_call_rows ADD COLUMN base_messages INTEGER;
+
+  -- The calls as before, whole requests included (rebuilt along each episode's chain), for SQL.
+  CREATE VIEW model_calls AS
+  WITH RECURSIVE whole(id, request) AS (
+    SELECT id, request FROM model_call_rows WHERE base_call IS NULL
+    UNION ALL
+    SELECT c.id, json_replace(c.request,
+      '$.messages', json((
+        SELECT json_group_array(json(m.value) ORDER BY m.position) FROM (
+          SELECT key AS position, value FROM json_each(w.request, '$.messages')
+          WHERE key < c.base_messages
+          UNION ALL
+          SELECT key + c.base_messages, value FROM json_each(c.request, '$.messages')
+        ) m
+      )),
+      '$.tools', json(CASE WHEN json_type(c.request, '$.tools') = 'null'
+        THEN json_extract(w.request, '$.tools') ELSE json_extract(c.request, '$.tools') END))
+    FROM model_call_rows c JOIN whole w ON w.id = c.base_call
+  )
+  SELECT r.id, r.episode_id, r.turn, r.model, w.request, r.response, r.error, r.input_tokens,
+    r.output_tokens, r.cost_usd, r.latency_ms, r.cache_hit, r.attempts, r.started_at,
+    r.attempt_errors
+  FROM model_call_rows r JOIN whole w ON w.id = r.id;
+  `,
 ];

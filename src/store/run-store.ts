@@ -7,6 +7,7 @@
 import { hostname } from "node:os";
 import type { Observation } from "../env/types.js";
 import type { ModelCallRecord } from "../model/call-record.js";
+import type { ModelRequest } from "../model/types.js";
 import type { EndReason, EpisodeRecord, Outcome, StepRecord } from "../rollout/episode.js";
 import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
 import { decodeSteps, encodeColumns, type StepColumns, toColumns } from "./trajectory-codec.js";
@@ -136,6 +137,7 @@ interface EpisodeRowRaw {
 }
 
 interface ModelCallRowRaw {
+  id: number;
   turn: number;
   model: string;
   request: string;
@@ -149,6 +151,79 @@ interface ModelCallRowRaw {
   attempts: number;
   started_at: string;
   attempt_errors: string | null;
+  /** Set on rows that store their request by difference (migration 3). */
+  base_call: number | null;
+  base_messages: number | null;
+}
+
+/**
+ * JSON.stringify-equality without building the text: same values, same keys in the same order
+ * (undefined-valued keys skipped, as JSON drops them), so a request rebuilt from a shared prefix
+ * serialises exactly as the one recorded.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keysX = Object.keys(x).filter((k) => x[k] !== undefined);
+  const keysY = Object.keys(y).filter((k) => y[k] !== undefined);
+  if (keysX.length !== keysY.length) return false;
+  for (let i = 0; i < keysX.length; i++) {
+    const key = keysX[i] as string;
+    if (key !== keysY[i] || !sameJson(x[key], y[key])) return false;
+  }
+  return true;
+}
+
+/**
+ * What a call's request adds to the previous call's in the same episode: the messages after
+ * their common prefix, and `tools: null` when the tools are unchanged (a ToolSpec[] is never
+ * null). Undefined when nothing is shared, so the row holds the whole request. Spreading keeps
+ * every key where it was, so the rebuilt request has the recorded key order.
+ */
+function requestDelta(
+  request: ModelRequest,
+  previous: ModelRequest | undefined,
+): { request: Record<string, unknown>; baseMessages: number } | undefined {
+  if (!previous) return undefined;
+  const { messages } = request;
+  const limit = Math.min(messages.length, previous.messages.length);
+  let shared = 0;
+  while (shared < limit && sameJson(messages[shared], previous.messages[shared])) shared++;
+  const sameTools = request.tools !== undefined && sameJson(request.tools, previous.tools);
+  if (shared === 0 && !sameTools) return undefined;
+  return {
+    request: {
+      ...request,
+      messages: shared === 0 ? messages : messages.slice(shared),
+      ...(sameTools ? { tools: null } : {}),
+    },
+    baseMessages: shared,
+  };
+}
+
+/** A row's whole request, from its base's (already rebuilt, in `whole`) when stored by difference. */
+function wholeRequest(row: ModelCallRowRaw, whole: Map<number, ModelRequest>): ModelRequest {
+  const stored = JSON.parse(row.request) as ModelRequest & { tools?: ModelRequest["tools"] | null };
+  if (row.base_call === null) return stored;
+  const base = whole.get(row.base_call);
+  const shared = row.base_messages ?? 0;
+  if (!base || base.messages.length < shared) {
+    throw new Error(`call ${row.id} refers to call ${row.base_call}, which is missing or shorter`);
+  }
+  const request: ModelRequest & { tools?: ModelRequest["tools"] | null } = {
+    ...stored,
+    messages: shared > 0 ? base.messages.slice(0, shared).concat(stored.messages) : stored.messages,
+  };
+  if (stored.tools === null) request.tools = base.tools;
+  return request as ModelRequest;
 }
 
 interface RunRowRaw {
@@ -269,10 +344,12 @@ export class RunStore {
         "DELETE FROM episodes WHERE run_id = ? AND task_index = ? AND sample_index = ?",
       ),
       insertCall: db.prepare(
-        `INSERT INTO model_calls (episode_id, turn, model, request, response, error, input_tokens,
-           output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at, attempt_errors)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO model_call_rows (episode_id, turn, model, request, response, error,
+           input_tokens, output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at,
+           attempt_errors, base_call, base_messages)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      selectCalls: db.prepare("SELECT * FROM model_call_rows WHERE episode_id = ? ORDER BY id"),
       insertTrajectory: db.prepare("INSERT INTO trajectories (episode_id, steps) VALUES (?, ?)"),
       selectTrajectory: db.prepare(
         `SELECT t.steps, e.initial_observation, e.initial_actions
@@ -301,12 +378,14 @@ export class RunStore {
           record.durationMs,
         );
         insertTrajectory.run(lastInsertRowid, encodeColumns(record.columns));
+        let previous: { id: number | bigint; request: ModelRequest } | undefined;
         for (const call of record.calls ?? []) {
-          insertCall.run(
+          const delta = requestDelta(call.request, previous?.request);
+          const { lastInsertRowid: callId } = insertCall.run(
             lastInsertRowid,
             call.turn,
             call.model,
-            JSON.stringify(call.request),
+            JSON.stringify(delta ? delta.request : call.request),
             call.response ? JSON.stringify(call.response) : null,
             call.error ?? null,
             call.usage.inputTokens,
@@ -317,7 +396,10 @@ export class RunStore {
             call.attempts,
             call.startedAt,
             call.attemptErrors?.length ? JSON.stringify(call.attemptErrors) : null,
+            delta ? previous?.id : null,
+            delta ? delta.baseMessages : null,
           );
+          previous = { id: callId, request: call.request };
         }
       }
     });
@@ -505,13 +587,20 @@ export class RunStore {
     }
   }
 
-  /** Model calls of one episode, in order. */
+  /**
+   * Model calls of one episode, in order, each with its whole request. Requests rebuilt from an
+   * earlier call share that call's message objects (read them, do not mutate them).
+   */
   calls(episodeId: number): ModelCallRecord[] {
-    const rows = this.db
-      .prepare("SELECT * FROM model_calls WHERE episode_id = ? ORDER BY id")
-      .all(episodeId) as ModelCallRowRaw[];
+    const rows = this.statements.selectCalls.all(episodeId) as ModelCallRowRaw[];
     try {
-      return rows.map((row) => this.toCall(row));
+      // Each base is an earlier row of the episode, so one pass in order rebuilds every request.
+      const whole = new Map<number, ModelRequest>();
+      return rows.map((row) => {
+        const call = this.toCall(row, whole);
+        whole.set(row.id, call.request);
+        return call;
+      });
     } catch (error) {
       throw new DamagedEpisodeError(
         `the model calls of episode ${episodeId} could not be read (${(error as Error).message})`,
@@ -519,11 +608,11 @@ export class RunStore {
     }
   }
 
-  private toCall(row: ModelCallRowRaw): ModelCallRecord {
+  private toCall(row: ModelCallRowRaw, whole: Map<number, ModelRequest>): ModelCallRecord {
     return {
       turn: row.turn,
       model: row.model,
-      request: JSON.parse(row.request),
+      request: wholeRequest(row, whole),
       ...(row.response ? { response: JSON.parse(row.response) } : {}),
       ...(row.error ? { error: row.error } : {}),
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
@@ -543,7 +632,7 @@ export class RunStore {
         `SELECT c.episode_id AS id, COUNT(*) AS calls, SUM(c.error IS NOT NULL) AS failedCalls,
            SUM(c.input_tokens) AS inputTokens,
            SUM(c.output_tokens) AS outputTokens, SUM(c.cost_usd) AS costUsd
-         FROM model_calls c JOIN episodes e ON e.id = c.episode_id
+         FROM model_call_rows c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.episode_id`,
       )
       .all(runId) as (EpisodeUsage & { id: number })[];
@@ -555,7 +644,7 @@ export class RunStore {
     const row = this.db
       .prepare(
         `SELECT COALESCE(SUM(c.cost_usd), 0) AS cost
-         FROM model_calls c JOIN episodes e ON e.id = c.episode_id WHERE e.run_id = ?`,
+         FROM model_call_rows c JOIN episodes e ON e.id = c.episode_id WHERE e.run_id = ?`,
       )
       .get(runId) as { cost: number };
     return row.cost;
@@ -575,7 +664,7 @@ export class RunStore {
            SUM(c.cost_usd) AS costUsd,
            AVG(c.latency_ms) AS meanLatencyMs,
            SUM(MAX(c.attempts - 1, 0)) AS retries
-         FROM model_calls c JOIN episodes e ON e.id = c.episode_id
+         FROM model_call_rows c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.model ORDER BY c.model`,
       )
       .all(runId) as ModelUsageSummary[];
