@@ -9,7 +9,9 @@ import {
   computeMetrics,
   type Interval,
   type MetricsReport,
+  meanRewardOf,
   passAtK,
+  successRateOf,
   type TaskOutcomes,
 } from "./metrics.js";
 
@@ -55,26 +57,6 @@ export interface RunComparison {
 }
 
 type Pair = readonly [TaskOutcomes, TaskOutcomes];
-
-function successRate(tasks: readonly TaskOutcomes[]): number {
-  let successes = 0;
-  let finished = 0;
-  for (const t of tasks) {
-    successes += t.successes;
-    finished += t.rewards.length;
-  }
-  return finished === 0 ? Number.NaN : successes / finished;
-}
-
-function meanReward(tasks: readonly TaskOutcomes[]): number {
-  let sum = 0;
-  let finished = 0;
-  for (const t of tasks) {
-    for (const r of t.rewards) sum += r;
-    finished += t.rewards.length;
-  }
-  return finished === 0 ? Number.NaN : sum / finished;
-}
 
 /** Mean unbiased pass@k over tasks; the caller keeps only tasks with at least k finished. */
 function meanPassAtK(tasks: readonly TaskOutcomes[], k: number): number {
@@ -143,7 +125,7 @@ export function compareRuns(
         bInterval: reportB.successRateInterval,
       },
       pairs,
-      successRate,
+      successRateOf,
       options,
     ),
     compareMetric(
@@ -155,7 +137,7 @@ export function compareRuns(
         bInterval: reportB.meanRewardInterval,
       },
       pairs,
-      meanReward,
+      meanRewardOf,
       options,
     ),
   ];

@@ -134,7 +134,8 @@ function defaultKs(maxSamples: number): number[] {
   return [...ks].sort((a, b) => a - b);
 }
 
-function successRateOf(tasks: readonly TaskOutcomes[]): number {
+/** Successes over finished episodes, across tasks (NaN when none finished). */
+export function successRateOf(tasks: readonly TaskOutcomes[]): number {
   let successes = 0;
   let finished = 0;
   for (const t of tasks) {
@@ -144,7 +145,8 @@ function successRateOf(tasks: readonly TaskOutcomes[]): number {
   return finished === 0 ? Number.NaN : successes / finished;
 }
 
-function meanRewardOf(tasks: readonly TaskOutcomes[]): number {
+/** Mean final reward over finished episodes, across tasks (NaN when none finished). */
+export function meanRewardOf(tasks: readonly TaskOutcomes[]): number {
   let sum = 0;
   let finished = 0;
   for (const t of tasks) {
