@@ -272,16 +272,16 @@ const toRun = (row: RunRowRaw): RunRow => {
   };
 };
 
+/** SQL: the column holds a JSON array. CASE, since AND may evaluate json_type on bad JSON. */
+const jsonArray = (column: string) =>
+  `(CASE WHEN json_valid(${column}) THEN json_type(${column}) = 'array' ELSE 0 END)`;
+
 /**
  * Whether an episode row (alias e) and its trajectory (alias t, LEFT JOINed) can be read: the
  * JSON columns parse to arrays and the numbers are numbers. SQLite checks it, so resume and the
  * counts agree with what the readers find. A row that fails is reported as damaged, never as
  * a stack trace, and is run again on resume.
  */
-/** SQL: the column holds a JSON array. CASE, since AND may evaluate json_type on bad JSON. */
-const jsonArray = (column: string) =>
-  `(CASE WHEN json_valid(${column}) THEN json_type(${column}) = 'array' ELSE 0 END)`;
-
 const SOUND_EPISODE = `(
   typeof(e.reward) IN ('integer', 'real') AND typeof(e.duration_ms) IN ('integer', 'real')
   AND typeof(e.turns) = 'integer'
