@@ -1,5 +1,6 @@
 /** clade's library API: environments, agents, rollouts, evaluation and the run store. */
 
+export * from "./agent/llm.js";
 export type { LlmAgentOptions } from "./agent/prompting.js";
 export { createRandomAgent } from "./agent/random.js";
 export { createReactAgent, DEFAULT_REACT_SYSTEM_PROMPT } from "./agent/react.js";

@@ -2,6 +2,7 @@
 import type { EnvDefinition } from "../env/types.js";
 import { CallRecorder } from "../model/call-record.js";
 import type { Model } from "../model/types.js";
+import { UnknownAgentError } from "./errors.js";
 import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
 import { createReactAgent } from "./react.js";
@@ -28,6 +29,11 @@ const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
 export interface AgentFactory {
   name: string;
   create(context: EpisodeContext): Agent;
+  /**
+   * What else identifies runs of this agent (model, parameters, options): kept in the run's
+   * configuration, so that a resume with another model is refused (see createLlmAgent).
+   */
+  identity?: Record<string, unknown>;
 }
 
 export const BUILTIN_AGENTS = [
@@ -53,8 +59,9 @@ const LLM_AGENTS: Record<string, (model: Model, options?: LlmAgentOptions) => Ep
  * Each episode's agent talks to the model through its own recorder, so the runner can store every
  * call (failed ones included) with the turn that made it.
  */
-function llmAgent(name: string, setup: LlmAgentSetup): AgentFactory {
-  const build = LLM_AGENTS[name] as (typeof LLM_AGENTS)[string];
+export function llmAgentFactory(name: string, setup: LlmAgentSetup): AgentFactory {
+  const build = LLM_AGENTS[name];
+  if (!build) throw new UnknownAgentError(`"${name}" is not an LLM agent (react or tools)`);
   return {
     name,
     create: (context) => {
@@ -70,17 +77,21 @@ export function isLlmAgent(name: string): boolean {
   return name in LLM_AGENTS;
 }
 
-export class UnknownAgentError extends Error {
-  override name = "UnknownAgentError";
-}
+export { UnknownAgentError };
 
 export function resolveAgent(name: string, env: EnvDefinition, llm?: LlmAgentSetup): AgentFactory {
   if (name in LLM_AGENTS) {
     if (!llm) throw new UnknownAgentError(`agent "${name}" needs a model: add --model SPEC`);
-    return llmAgent(name, llm);
+    return llmAgentFactory(name, llm);
   }
   if (name === "random") {
-    return { name, create: (context) => createRandomAgent(env.sampleAction, context) };
+    const { sampleAction } = env;
+    if (!sampleAction) {
+      throw new UnknownAgentError(
+        `environment "${env.info.name}" has no sampleAction, so the random agent cannot run on it`,
+      );
+    }
+    return { name, create: (context) => createRandomAgent(sampleAction, context) };
   }
   if (name === "reference") {
     const solver = REFERENCE_SOLVERS[env.info.name];

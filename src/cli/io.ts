@@ -16,3 +16,26 @@ export const processIo: CliIo = {
 export class UsageError extends Error {
   override name = "UsageError";
 }
+
+/** The store every command uses unless --db (or CLADE_DB) says otherwise. */
+export const DEFAULT_DB = ".clade/clade.db";
+
+/** Whether the command line asks for JSON: `--json` anywhere before a `--` terminator. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+}
+
+/**
+ * An error as `--json` reports it on stderr: one clade.error/1 line (docs/cli-json.md). `kind`
+ * is "usage" for bad input (exit code 2) and "internal" for a bug in clade (exit code 1).
+ */
+export function errorJson(
+  kind: "usage" | "run" | "internal",
+  name: string,
+  message: string,
+  stack?: string,
+): string {
+  const error = { kind, name, message, ...(stack === undefined ? {} : { stack }) };
+  return `${JSON.stringify({ schema: "clade.error/1", error })}\n`;
+}

@@ -1,24 +1,18 @@
-/** The `clade` command line. */
+/**
+ * The `clade` command line. Its static imports stay light (commander and a few error classes):
+ * each command's module, and with it SQLite, zod, the environments or the model SDKs, is
+ * imported when that command runs, so `clade envs` or `clade --help` start in well under 300 ms
+ * (bench/startup.ts measures it).
+ */
 import { Command, CommanderError, Option } from "commander";
-import { UnknownAgentError } from "../agent/registry.js";
-import { UnknownEnvError } from "../env/registry.js";
-import { RemoteEnvError } from "../env/remote/index.js";
+import { UnknownAgentError } from "../agent/errors.js";
+import { UnknownEnvError } from "../env/errors.js";
 import { TaskRangeError } from "../eval/task-range.js";
-import { ConfigError } from "../model/config.js";
+import { ConfigError } from "../model/errors.js";
 import { MissingKeyError } from "../model/resolve.js";
 import { ModelSpecError } from "../model/spec.js";
-import { StoreError } from "../store/database.js";
-import { compareCommand } from "./commands/compare.js";
-import { costCommand } from "./commands/cost.js";
-import { demoCommand } from "./commands/demo.js";
-import { envsCommand } from "./commands/envs.js";
-import { evalCommand } from "./commands/eval.js";
-import { exportCommand } from "./commands/export.js";
-import { modelsCommand } from "./commands/models.js";
-import { runsCommand, showCommand } from "./commands/runs.js";
-import { serveEnvCommand } from "./commands/serve-env.js";
-import { type CliIo, processIo, UsageError } from "./io.js";
-import { DEFAULT_DB } from "./options.js";
+import { StoreError } from "../store/errors.js";
+import { type CliIo, DEFAULT_DB, errorJson, processIo, UsageError, wantsJson } from "./io.js";
 
 /** Errors caused by what the user asked for: one line, exit code 2. */
 const USER_ERRORS = [
@@ -30,10 +24,19 @@ const USER_ERRORS = [
   ConfigError,
   ModelSpecError,
   MissingKeyError,
-  RemoteEnvError,
 ];
 
-function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+/**
+ * Whether an error is the user's to fix. RemoteEnvError's module loads node:http, so it is only
+ * imported when an error needs classifying (a command that throws it has loaded it already).
+ */
+async function isUserError(error: unknown): Promise<boolean> {
+  if (USER_ERRORS.some((type) => error instanceof type)) return true;
+  const { RemoteEnvError } = await import("../env/remote/errors.js");
+  return error instanceof RemoteEnvError;
+}
+
+function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean): Command {
   const program = new Command()
     .name("clade")
     .description("Environments, agents, evaluation and improvement for LLM agents")
@@ -42,8 +45,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .configureOutput({
       writeOut: io.stdout,
       writeErr: io.stderr,
-      // Commander's own usage errors read like ours: "clade: error: ...".
-      outputError: (text, write) => write(`clade: ${text}`),
+      // Commander's own usage errors read like ours: "clade: error: ...". With --json, main()
+      // writes them as one clade.error/1 line instead.
+      outputError: (text, write) => {
+        if (!json) write(`clade: ${text}`);
+      },
     })
     .showSuggestionAfterError();
   const dbOption = () =>
@@ -53,33 +59,44 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("envs")
     .description("list the built-in environments")
     .option("--json", "machine-readable output")
-    .action((opts) => setExit(envsCommand(opts, io)));
+    .action(async (opts) => {
+      const { envsCommand } = await import("./commands/envs.js");
+      setExit(envsCommand(opts, io));
+    });
 
   program
     .command("eval")
-    .description("evaluate an agent on an environment (resumable with the same --run-id)")
-    .requiredOption("--env <name>", "environment (see: clade envs)")
-    .option(
-      "--agent <name>",
-      "agent: reference | random | react | tools (default: react with --model, else reference)",
+    .description(
+      "evaluate an agent on an environment, or run named evals from clade.config (resumable)",
     )
-    .option("--tasks <range>", 'task indices, e.g. 0-99, 0-9,20, "test" or "train"', "test")
-    .option("--samples <k>", "samples per task", "1")
-    .option("--concurrency <n>", "episodes in flight at once", "8")
+    .argument("[evals...]", "names of evals in clade.config (instead of --env)")
+    .option("--env <name|path>", "environment: a name (see: clade envs) or a module (./my-env.ts)")
+    .option(
+      "--agent <name|path>",
+      "agent: reference | random | react | tools, or a module (./my-agent.ts) (default: react with --model, else reference)",
+    )
+    .option("--tasks <range>", 'task indices, e.g. 0-99, 0-9,20, "test" or "train" (default: test)')
+    .option("--limit <n>", "only the first N tasks of the selection")
+    .option("--samples <k>", "samples per task (default: 1)")
+    .option("--concurrency <n>", "episodes in flight at once (default: 8)")
     .option("--max-turns <n>", "turn limit per episode (default: the env's step limit)")
-    .option("--timeout <seconds>", "wall-clock limit per episode", "300")
-    .option("--seed <n>", "seed passed to every reset; agents derive theirs from it", "0")
-    .option("--run-id <id>", "name of the run; reuse it to resume")
+    .option("--timeout <seconds>", "wall-clock limit per episode (default: 300)")
+    .option("--seed <n>", "seed passed to every reset; agents derive theirs from it (default: 0)")
+    .option("--run-id <id>", "name of the run; reuse it to resume (with eval names: the id prefix)")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
     .option("--quiet", "no progress bar")
     .option(
       "--model <spec>",
-      "model for react/tools: openai:NAME, anthropic:NAME, openai-compatible:URL#NAME, or a clade.config name",
+      "model for react/tools or an agent module: openai:NAME, anthropic:NAME, openai-compatible:URL#NAME, or a clade.config name",
     )
     .option("--config <path>", "config file (default: clade.config.json or .ts here)")
-    .option("--cache <mode>", "response cache: off | read | write | rw", "rw")
+    .option("--cache <mode>", "response cache: off | read | write | rw (default: rw)")
     .option("--budget-usd <dollars>", "stop starting episodes once this much is spent")
+    .option(
+      "--fail-on-error <n>",
+      "stop the run once N episodes in a row end in the same error; 0 = never (default: 5)",
+    )
     .option("--temperature <t>", "sampling temperature")
     .option("--max-tokens <n>", "reply length limit")
     .option("--history <turns>", "past turns kept in the prompt (default: all)")
@@ -88,7 +105,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       "--env-url <url>",
       "evaluate an environment served over HTTP (clade serve-env or AgentGym)",
     )
-    .option("--dialect <dialect>", "protocol of --env-url: id | env_idx | clade", "id")
+    .option("--dialect <dialect>", "protocol of --env-url: id | env_idx | clade (default: id)")
     .option(
       "--env-path <prefix>",
       "path of the environment on the server, e.g. /maze (default: the root)",
@@ -98,14 +115,26 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       "field that carries the task index on reset (AgentGym Maze: game, Wordle: seed)",
     )
     .option("--create-body <json>", "extra JSON fields sent to /create")
-    .action(async (opts) => setExit(await evalCommand(opts, io)));
+    .addHelpText(
+      "after",
+      "\nWith names (clade eval NAME...), the named evals of clade.config run, each env x model a\n" +
+        "run of its own (id NAME-ENV-MODEL), then a combined table; options given here override\n" +
+        "the eval's values. --config PATH says which config file.\n",
+    )
+    .action(async (evals, opts) => {
+      const { evalCommand } = await import("./commands/eval.js");
+      setExit(await evalCommand(evals, opts, io));
+    });
 
   program
     .command("runs")
     .description("list stored runs")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
-    .action((opts) => setExit(runsCommand(opts, io)));
+    .action(async (opts) => {
+      const { runsCommand } = await import("./commands/runs.js");
+      setExit(runsCommand(opts, io));
+    });
 
   program
     .command("show")
@@ -115,7 +144,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--episodes", "list every episode too")
     .option("--episode <n>", "one episode turn by turn: TASK/SAMPLE (e.g. 3/0) or its id")
     .option("--json", "machine-readable output")
-    .action((run, opts) => setExit(showCommand(run, opts, io)));
+    .action(async (run, opts) => {
+      const { showCommand } = await import("./commands/runs.js");
+      setExit(await showCommand(run, opts, io));
+    });
 
   program
     .command("compare")
@@ -124,7 +156,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .argument("<run-b>", "run id (B)")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
-    .action((a, b, opts) => setExit(compareCommand(a, b, opts, io)));
+    .action(async (a, b, opts) => {
+      const { compareCommand } = await import("./commands/compare.js");
+      setExit(compareCommand(a, b, opts, io));
+    });
 
   program
     .command("export")
@@ -134,7 +169,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--out <file>", "write to a file instead of stdout")
     .option("--success-only", "only successful episodes")
     .addOption(dbOption())
-    .action((run, opts) => setExit(exportCommand(run, opts, io)));
+    .action(async (run, opts) => {
+      const { exportCommand } = await import("./commands/export.js");
+      setExit(exportCommand(run, opts, io));
+    });
 
   program
     .command("serve-env")
@@ -148,22 +186,36 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       "instances one client (remote address) may hold; beyond it /create answers 429 " +
         "(default: half of --max-instances)",
     )
-    .option("--idle-timeout <seconds>", "close instances unused this long", "600")
+    .option("--idle-timeout <seconds>", "close instances unused this long", "86400")
+    .option(
+      "--evict-idle-after <seconds>",
+      "when /create needs room, close the least recently used instance unused this long " +
+        "(a finished episode's after 1 s)",
+      "60",
+    )
     .addHelpText(
       "after",
       "\nInstance ids are random integers in [2^31, 2^53), unguessable: holding an id is what\n" +
         "lets a client use its instance. A client is a remote address (all local processes are\n" +
         "one). /create answers 503 + Retry-After when the server is full and 429 + Retry-After\n" +
-        "when the client holds its share; clade's and AgentGym-RL's clients retry both.\n",
+        "when the client holds its share and no instance can be evicted; clade's and\n" +
+        "AgentGym-RL's clients retry both. AgentGym clients: use <url>/<AgentGym task name>\n" +
+        "(babyai, textcraft, maze, wordle, sqlgym, todo; see docs/agentgym.md).\n",
     )
-    .action(async (opts) => setExit(await serveEnvCommand(opts, io)));
+    .action(async (opts) => {
+      const { serveEnvCommand } = await import("./commands/serve-env.js");
+      setExit(await serveEnvCommand(opts, io));
+    });
 
   program
     .command("models")
     .description("configured models and whether their API keys are set")
     .option("--config <path>", "config file (default: clade.config.json or .ts here)")
     .option("--json", "machine-readable output")
-    .action(async (opts) => setExit(await modelsCommand(opts, io)));
+    .action(async (opts) => {
+      const { modelsCommand } = await import("./commands/models.js");
+      setExit(await modelsCommand(opts, io));
+    });
 
   program
     .command("cost")
@@ -171,14 +223,20 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .argument("<run>", "run id")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
-    .action((run, opts) => setExit(costCommand(run, opts, io)));
+    .action(async (run, opts) => {
+      const { costCommand } = await import("./commands/cost.js");
+      setExit(costCommand(run, opts, io));
+    });
 
   program
     .command("demo")
     .description("offline demo: reference and random agents on every built-in environment")
     .option("--db <path>", "keep the demo runs in this store (default: a temporary one)")
     .option("--json", "machine-readable output")
-    .action(async (opts) => setExit(await demoCommand(opts, io)));
+    .action(async (opts) => {
+      const { demoCommand } = await import("./commands/demo.js");
+      setExit(await demoCommand(opts, io));
+    });
 
   return program;
 }
@@ -186,29 +244,58 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
 /** Runs the CLI and returns the exit code (never calls process.exit). */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   let code = 0;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  // Known before parsing, so that commander's own errors (unknown option, missing required
+  // option) come out as JSON too.
+  const json = wantsJson(argv);
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    json,
+  );
   try {
     await program.parseAsync([...argv], { from: "user" });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version exit 0; commander has already printed its one-line usage error.
-      return error.exitCode === 0 ? 0 : 2;
+      // Help and version exit 0; commander has already printed its one-line usage error
+      // (without --json).
+      if (error.exitCode === 0) return 0;
+      if (json) io.stderr(errorJson("usage", error.code, commanderMessage(error)));
+      return 2;
     }
-    if (USER_ERRORS.some((type) => error instanceof type)) {
-      io.stderr(`clade: error: ${(error as Error).message}\n`);
+    if (await isUserError(error)) {
+      const { name, message } = error as Error;
+      io.stderr(json ? errorJson("usage", name, message) : `clade: error: ${message}\n`);
       return 2;
     }
     // A bug of clade's, still one line unless asked for the stack (CLADE_DEBUG=1).
+    const debug = Boolean(process.env.CLADE_DEBUG);
+    if (json) {
+      const name = error instanceof Error ? error.name : "Error";
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      const stack = debug && error instanceof Error ? error.stack : undefined;
+      io.stderr(errorJson("internal", name, message ?? "", stack));
+      return 1;
+    }
     const detail =
       error instanceof Error
-        ? process.env.CLADE_DEBUG
+        ? debug
           ? (error.stack ?? error.message)
           : `${error.message.split("\n")[0]} (CLADE_DEBUG=1 shows the stack)`
         : String(error);
     io.stderr(`clade: internal error: ${detail}\n`);
     return 1;
   }
+}
+
+/** Commander's message as one line, without its "error: " prefix. */
+function commanderMessage(error: CommanderError): string {
+  // Missing command: commander has printed the help (on stderr) and says only "(outputHelp)".
+  if (error.code === "commander.help") return "a command is required (see: clade --help)";
+  return error.message
+    .replace(/^error: /, "")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
 }

@@ -2,8 +2,6 @@
 import { z } from "zod";
 import { UsageError } from "./io.js";
 
-export const DEFAULT_DB = ".clade/clade.db";
-
 /** A decimal integer option within bounds, e.g. --samples. */
 export function integerOption(min: number, max: number) {
   return z

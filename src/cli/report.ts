@@ -5,7 +5,7 @@ import type { RunComparison } from "../eval/compare.js";
 import type { MetricsReport } from "../eval/metrics.js";
 import type { ModelCallRecord } from "../model/call-record.js";
 import type { StepRecord } from "../rollout/episode.js";
-import type { ModelUsageSummary, RunRow, StoredEpisode } from "../store/run-store.js";
+import type { CostFields, ModelUsageSummary, RunRow, StoredEpisode } from "../store/run-store.js";
 import { formatInterval, formatRate, renderTable } from "./table.js";
 
 /** Each metric beside its definition's name, as docs/metrics.md asks. */
@@ -50,31 +50,53 @@ export function renderMetrics(report: MetricsReport): string {
   return renderTable(["metric", "value", "95% CI (bootstrap over tasks)", "definition"], rows);
 }
 
-/** Tokens, cost and latency by model, with a total row when there are several models. */
+/** A call's cost as reports count it: unknown (null) when its model had no price. */
+export function callCost(call: Pick<ModelCallRecord, "costUsd" | "unpriced">): CostFields {
+  return call.unpriced ? { costUsd: null, unpriced: true } : { costUsd: call.costUsd };
+}
+
+/** Costs added up: the priced ones summed (null when none), `unpriced` when any had no price. */
+export function addCosts(costs: readonly CostFields[]): CostFields {
+  let sum = 0;
+  let priced = false;
+  let unpriced = false;
+  for (const cost of costs) {
+    if (cost.unpriced) unpriced = true;
+    if (cost.costUsd !== null) {
+      priced = true;
+      sum += cost.costUsd;
+    }
+  }
+  return { costUsd: priced ? sum : null, ...(unpriced ? { unpriced: true } : {}) };
+}
+
+/**
+ * A cost for people: "$0.0123"; "unpriced" when no call had a price (never "$0.0000");
+ * "$0.0123 + unpriced" when only some had. `none` stands for a null cost with nothing unpriced.
+ */
+export function formatCost(cost: CostFields, none = "$0.0000"): string {
+  if (cost.costUsd === null) return cost.unpriced ? "unpriced" : none;
+  const priced = `$${cost.costUsd.toFixed(4)}`;
+  return cost.unpriced ? `${priced} + unpriced` : priced;
+}
+
+/** A call as `show --episode --json` gives it: cost null when unpriced (see CostFields). */
+export function callForJson(call: ModelCallRecord): Omit<ModelCallRecord, "costUsd"> & CostFields {
+  return call.unpriced ? { ...call, costUsd: null } : call;
+}
+
+const ms = (value: number | null): string => (value === null ? "n/a" : `${Math.round(value)}`);
+
+/**
+ * Tokens, cost and time by model, with a total row when there are several models. Latency is the
+ * provider's time per call that reached it; queue (waiting for the model's limiter) and retry
+ * (sleeping between attempts) are shown apart, as mean per call / total.
+ */
 export function renderUsage(rows: readonly ModelUsageSummary[]): string {
-  const total = rows.reduce(
-    (t, r) => ({
-      calls: t.calls + r.calls,
-      cacheHits: t.cacheHits + r.cacheHits,
-      failedCalls: t.failedCalls + r.failedCalls,
-      failedAttempts: t.failedAttempts + r.failedAttempts,
-      inputTokens: t.inputTokens + r.inputTokens,
-      outputTokens: t.outputTokens + r.outputTokens,
-      costUsd: t.costUsd + r.costUsd,
-      retries: t.retries + r.retries,
-    }),
-    {
-      calls: 0,
-      cacheHits: 0,
-      failedCalls: 0,
-      failedAttempts: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-      costUsd: 0,
-      retries: 0,
-    },
-  );
-  const line = (name: string, r: typeof total, latency: number | null) => [
+  const sum = (pick: (r: ModelUsageSummary) => number) => rows.reduce((t, r) => t + pick(r), 0);
+  const sumOrNull = (pick: (r: ModelUsageSummary) => number | null) =>
+    rows.some((r) => pick(r) !== null) ? sum((r) => pick(r) ?? 0) : null;
+  const line = (name: string, r: ModelUsageSummary) => [
     name,
     r.calls,
     r.cacheHits,
@@ -83,9 +105,27 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
     r.retries,
     r.inputTokens,
     r.outputTokens,
-    `$${r.costUsd.toFixed(4)}`,
-    latency === null ? "n/a" : Math.round(latency),
+    formatCost(r),
+    ms(r.meanLatencyMs),
+    `${ms(r.meanQueueMs)}/${ms(r.totalQueueMs)}`,
+    `${ms(r.meanRetryMs)}/${ms(r.totalRetryMs)}`,
   ];
+  const total: ModelUsageSummary = {
+    model: "total",
+    calls: sum((r) => r.calls),
+    cacheHits: sum((r) => r.cacheHits),
+    failedCalls: sum((r) => r.failedCalls),
+    failedAttempts: sum((r) => r.failedAttempts),
+    retries: sum((r) => r.retries),
+    inputTokens: sum((r) => r.inputTokens),
+    outputTokens: sum((r) => r.outputTokens),
+    ...addCosts(rows),
+    meanLatencyMs: null,
+    meanQueueMs: null,
+    totalQueueMs: sumOrNull((r) => r.totalQueueMs),
+    meanRetryMs: null,
+    totalRetryMs: sumOrNull((r) => r.totalRetryMs),
+  };
   return renderTable(
     [
       "model",
@@ -97,12 +137,11 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
       "input tok",
       "output tok",
       "cost",
-      "mean ms",
+      "latency ms (mean)",
+      "queue ms (mean/total)",
+      "retry ms (mean/total)",
     ],
-    [
-      ...rows.map((r) => line(r.model, r, r.meanLatencyMs)),
-      ...(rows.length > 1 ? [line("total", total, null)] : []),
-    ],
+    [...rows.map((r) => line(r.model, r)), ...(rows.length > 1 ? [line("total", total)] : [])],
   );
 }
 
@@ -181,11 +220,14 @@ function describeCall(call: ModelCallRecord, index: number): string {
   const parts = [
     call.model,
     `tokens ${call.usage.inputTokens}/${call.usage.outputTokens}`,
+    // The provider's time; waiting for the limiter and between retries is shown apart.
     call.latencyMs === null ? "no latency" : `${Math.round(call.latencyMs)} ms`,
     call.cacheHit ? "cache hit" : "cache miss",
     `${call.attempts} attempt${call.attempts === 1 ? "" : "s"}` +
       (retries > 0 ? ` (${retries} retr${retries === 1 ? "y" : "ies"})` : ""),
-    `$${call.costUsd.toFixed(4)}`,
+    ...(call.queueMs !== undefined ? [`queued ${Math.round(call.queueMs)} ms`] : []),
+    ...(call.retryMs !== undefined ? [`retry wait ${Math.round(call.retryMs)} ms`] : []),
+    formatCost(callCost(call)),
   ];
   let text = `  call ${index + 1}: ${parts.join(", ")}\n`;
   if (call.error) text += `    error: ${call.error}\n`;
@@ -214,11 +256,11 @@ export function renderEpisode(view: EpisodeView): string {
   );
   if (episode.error) out.push(`error: ${episode.error}\n`);
   if (calls.length > 0) {
-    const cost = calls.reduce((s, c) => s + c.costUsd, 0);
+    const cost = addCosts(calls.map(callCost));
     const tokensIn = calls.reduce((s, c) => s + c.usage.inputTokens, 0);
     const tokensOut = calls.reduce((s, c) => s + c.usage.outputTokens, 0);
     out.push(
-      `model calls: ${calls.length}, tokens in/out ${tokensIn}/${tokensOut}, cost $${cost.toFixed(4)}\n`,
+      `model calls: ${calls.length}, tokens in/out ${tokensIn}/${tokensOut}, cost ${formatCost(cost)}\n`,
     );
   }
   out.push("\n");

@@ -1,14 +1,15 @@
 /** The built-in environments, by name. */
 import { codingEnv } from "./coding/index.js";
+import { UnknownEnvError } from "./errors.js";
 import { gridworldEnv } from "./gridworld/index.js";
 import { mazeEnv } from "./maze/index.js";
 import { sqlEnv } from "./sql/index.js";
 import { textcraftEnv } from "./textcraft/index.js";
 import { todoEnv } from "./todo/index.js";
-import type { EnvDefinition } from "./types.js";
+import type { SamplingEnvDefinition } from "./types.js";
 import { wordleEnv } from "./wordle/index.js";
 
-export const BUILTIN_ENVS: readonly EnvDefinition[] = [
+export const BUILTIN_ENVS: readonly SamplingEnvDefinition[] = [
   mazeEnv,
   wordleEnv,
   textcraftEnv,
@@ -18,11 +19,9 @@ export const BUILTIN_ENVS: readonly EnvDefinition[] = [
   codingEnv,
 ];
 
-export class UnknownEnvError extends Error {
-  override name = "UnknownEnvError";
-}
+export { UnknownEnvError };
 
-export function findEnv(name: string): EnvDefinition {
+export function findEnv(name: string): SamplingEnvDefinition {
   const found = BUILTIN_ENVS.find((def) => def.info.name === name);
   if (!found) {
     const known = BUILTIN_ENVS.map((def) => def.info.name).join(", ");

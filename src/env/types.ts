@@ -53,10 +53,18 @@ export interface Env {
 /** Draws a random action, like Gymnasium's action_space.sample(); used by the random agent. */
 export type ActionSampler = (random: () => number, observation: Observation) => string;
 
-/** A registered environment: metadata, a constructor and its action space sampler. */
+/**
+ * A registered environment: metadata, a constructor and, optionally, its action space sampler
+ * (only the random agent needs one; an environment of your own may leave it out).
+ */
 export interface EnvDefinition {
   info: EnvInfo;
   create(): Env;
+  sampleAction?: ActionSampler;
+}
+
+/** An environment that can also draw random actions: every built-in one. */
+export interface SamplingEnvDefinition extends EnvDefinition {
   sampleAction: ActionSampler;
 }
 

@@ -1,7 +1,9 @@
 /**
- * Accounting of model calls: each call's request, response, usage, cost, latency and cache status,
- * collected per episode so the runner can store them with the step that made them.
+ * Accounting of model calls: each call's request, response, usage, cost (or that it has no price),
+ * latency apart from waiting, and cache status, collected per episode so the runner can store them
+ * with the step that made them.
  */
+import { PhaseClock } from "./retry.js";
 import type { Model, ModelRequest, ModelResponse, Usage } from "./types.js";
 
 export interface ModelCallRecord {
@@ -13,9 +15,24 @@ export interface ModelCallRecord {
   response?: ModelResponse;
   error?: string;
   usage: Usage;
+  /** In USD; 0 when the call is unpriced (then `unpriced` says the cost is unknown). */
   costUsd: number;
-  /** Wall-clock milliseconds including retries; null for cache hits (excluded from latency). */
+  /**
+   * The model had no price when the call was made (a local server, an unknown name): its cost is
+   * unknown, not 0, and reports say "unpriced". Absent when priced; a cache hit is always priced
+   * (it costs nothing).
+   */
+  unpriced?: true;
+  /**
+   * The provider's time: every attempt from the moment the limiter admitted it to its reply or
+   * failure, waiting excluded (see queueMs, retryMs); null for cache hits and calls that never
+   * reached the provider.
+   */
   latencyMs: number | null;
+  /** Waiting for the model's limiter, over all attempts; absent for cache hits. */
+  queueMs?: number;
+  /** Sleeping between attempts (backoff, Retry-After); absent for cache hits. */
+  retryMs?: number;
   cacheHit: boolean;
   /** Provider attempts made (1 = no retry; 0 for a cache hit or a call abandoned in the queue). */
   attempts: number;
@@ -32,7 +49,10 @@ export interface ModelCallRecord {
 export interface CallMeta {
   usage: Usage;
   costUsd: number;
+  unpriced?: true;
   latencyMs: number | null;
+  queueMs?: number;
+  retryMs?: number;
   cacheHit: boolean;
   attempts: number;
   attemptErrors?: string[];
@@ -42,6 +62,21 @@ export interface CallMeta {
 export interface CallProgress {
   attempts: number;
   attemptErrors: string[];
+  /** Where the call's time has gone so far (the client creates one when absent). */
+  clock?: PhaseClock;
+}
+
+/** The timing fields of a call's meta: provider time as latency, waits apart. */
+export function timingMeta(
+  clock: PhaseClock,
+  attempts: number,
+): Pick<CallMeta, "latencyMs" | "queueMs" | "retryMs"> {
+  const t = clock.snapshot();
+  return {
+    latencyMs: attempts > 0 ? t.providerMs : null,
+    queueMs: t.queueMs,
+    retryMs: t.retryMs,
+  };
 }
 
 /** A model that also reports the accounting of each call (see client.ts). */
@@ -53,6 +88,8 @@ export interface AccountedModel extends Model {
   ): Promise<{ response: ModelResponse; meta: CallMeta }>;
   /** Removes the model's secrets from anything about to be recorded (see secrets.ts). */
   scrub?<T>(value: T): T;
+  /** The model has no price: its calls are recorded as unpriced. */
+  readonly unpriced?: boolean;
 }
 
 /** Carries the accounting of a failed call to whoever records it. */
@@ -94,7 +131,20 @@ export class CallRecorder implements Model {
     const startedAt = new Date().toISOString();
     const start = performance.now();
     const base = { turn: -1, model: this.inner.id, request: this.scrub(request), startedAt };
-    const progress: CallProgress = { attempts: 0, attemptErrors: [] };
+    const accounted = "completeWithMeta" in this.inner;
+    const progress: CallProgress = {
+      attempts: 0,
+      attemptErrors: [],
+      ...(accounted ? { clock: new PhaseClock() } : {}),
+    };
+    // A plain Model says nothing of prices, so its calls are unpriced.
+    const unpriced = accounted ? (this.inner as AccountedModel).unpriced === true : true;
+    const pricing = unpriced ? { unpriced: true as const } : {};
+    /** Time so far: split by phase for a client, wall-clock for a plain Model. */
+    const timing = (): Pick<CallMeta, "latencyMs" | "queueMs" | "retryMs"> =>
+      progress.clock
+        ? timingMeta(progress.clock, progress.attempts)
+        : { latencyMs: performance.now() - start };
     let recorded = false;
     const record = (entry: ModelCallRecord) => {
       if (recorded) return;
@@ -118,7 +168,8 @@ export class CallRecorder implements Model {
         failed(message, {
           usage: { inputTokens: 0, outputTokens: 0 },
           costUsd: 0,
-          latencyMs: performance.now() - start,
+          ...pricing,
+          ...timing(),
           cacheHit: false,
           attempts: progress.attempts,
           ...(attemptErrors.length > 0 ? { attemptErrors } : {}),
@@ -127,8 +178,12 @@ export class CallRecorder implements Model {
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      if ("completeWithMeta" in this.inner) {
-        const { response, meta } = await this.inner.completeWithMeta(request, signal, progress);
+      if (accounted) {
+        const { response, meta } = await (this.inner as AccountedModel).completeWithMeta(
+          request,
+          signal,
+          progress,
+        );
         record({ ...base, response, ...meta });
         return response;
       }
@@ -138,6 +193,7 @@ export class CallRecorder implements Model {
         response,
         usage: response.usage,
         costUsd: 0,
+        ...pricing,
         latencyMs: performance.now() - start,
         cacheHit: false,
         attempts: 1,
@@ -150,9 +206,10 @@ export class CallRecorder implements Model {
           : {
               usage: { inputTokens: 0, outputTokens: 0 },
               costUsd: 0,
-              latencyMs: performance.now() - start,
+              ...pricing,
+              ...timing(),
               cacheHit: false,
-              attempts: 1,
+              attempts: Math.max(progress.attempts, 1),
               attemptErrors: [errorText(error)],
             };
       const original = error instanceof FailedCallError ? error.original : error;

@@ -1,13 +1,15 @@
 /**
  * A production model client: provider SDK, then retries (retry.ts), then per-model limits
- * (rate-limit.ts), then the response cache, with usage, cost and latency accounted per call.
+ * (rate-limit.ts), then the response cache, with usage, cost (or that the model has no price)
+ * and time accounted per call: latency is the provider's alone, the limiter's queue and the
+ * sleeps between retries are counted apart.
  * Every reply is checked against the model's size limit (reply-limit.ts) and scrubbed of the
  * model's secrets (secrets.ts) before anyone sees it: the agent, the cache, the store.
  */
 
 import { type CacheMode, cacheKey, type ResponseCache } from "./cache.js";
 import type { AccountedModel, CallMeta, CallProgress } from "./call-record.js";
-import { FailedCallError } from "./call-record.js";
+import { FailedCallError, timingMeta } from "./call-record.js";
 import { toModelError } from "./http-errors.js";
 import { costUsd } from "./pricing.js";
 import { createAnthropicModel } from "./providers/anthropic.js";
@@ -15,7 +17,7 @@ import { createOpenAIModel } from "./providers/openai.js";
 import { createRateLimiter } from "./rate-limit.js";
 import { checkReplySize, DEFAULT_MAX_REPLY_BYTES, isUsableReply } from "./reply-limit.js";
 import type { ResolvedModel } from "./resolve.js";
-import { type RetryPolicy, withRetries } from "./retry.js";
+import { PhaseClock, type RetryPolicy, withRetries } from "./retry.js";
 import { modelSecrets, scrubDeep } from "./secrets.js";
 import type { Model, ModelRequest, ModelResponse } from "./types.js";
 
@@ -34,7 +36,10 @@ export interface ModelClientOptions {
   cacheMode?: CacheMode;
   /** Overrides of the default retry policy (tests shorten the delays). */
   retry?: Partial<RetryPolicy>;
-  /** Called after every call that reached the provider or the cache, with its cost. */
+  /**
+   * Called after every call that reached the provider, with its cost (0 when the model is
+   * unpriced: see assertPricedForBudget before trusting a budget to it).
+   */
   onSpend?: (costUsd: number) => void;
 }
 
@@ -77,6 +82,8 @@ export function createModelClient(
   const endpoint = model.spec.baseUrl ?? model.spec.provider;
   const maxReplyBytes = model.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
   const secrets = modelSecrets(model);
+  const unpriced = model.price === undefined;
+  const pricing = unpriced ? { unpriced: true as const } : {};
   const scrub = <T>(value: T): T => scrubDeep(value, secrets);
   const errorContext = {
     ...(model.spec.baseUrl ? { baseUrl: model.spec.baseUrl } : {}),
@@ -114,7 +121,8 @@ export function createModelClient(
         };
       }
     }
-    const start = performance.now();
+    const clock = progress.clock ?? new PhaseClock();
+    progress.clock = clock;
     const attemptErrors = () =>
       progress.attemptErrors.length > 0 ? { attemptErrors: [...progress.attemptErrors] } : {};
     try {
@@ -130,6 +138,7 @@ export function createModelClient(
           ...(signal ? { signal } : {}),
           // Every attempt, retries included, waits for the model's limits.
           gate: limiter,
+          clock,
           // Called once per failed attempt: its reason is kept for the call's record.
           classify: (error) => {
             const classified = toModelError(error, errorContext);
@@ -146,7 +155,8 @@ export function createModelClient(
         meta: {
           usage: response.usage,
           costUsd: cost,
-          latencyMs: performance.now() - start,
+          ...pricing,
+          ...timingMeta(clock, progress.attempts),
           cacheHit: false,
           attempts: progress.attempts,
           ...attemptErrors(),
@@ -156,7 +166,8 @@ export function createModelClient(
       throw new FailedCallError(error, {
         usage: { inputTokens: 0, outputTokens: 0 },
         costUsd: 0,
-        latencyMs: performance.now() - start,
+        ...pricing,
+        ...timingMeta(clock, progress.attempts),
         cacheHit: false,
         attempts: progress.attempts,
         ...attemptErrors(),
@@ -168,6 +179,7 @@ export function createModelClient(
     id: provider.id,
     completeWithMeta,
     scrub,
+    unpriced,
     complete: async (request, signal) => {
       try {
         return (await completeWithMeta(request, signal)).response;

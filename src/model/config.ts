@@ -1,11 +1,14 @@
 /**
- * clade.config.json / clade.config.ts: named models, prices and defaults, validated with zod.
+ * clade.config.json / clade.config.ts: named models, prices, defaults and evals (named
+ * evaluations for `clade eval NAME`), validated with zod.
  * A .ts (or .js/.mjs) config default-exports the same object; tsx loads TypeScript.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
+import { CACHE_MODES, type CacheMode } from "./cache.js";
+import { ConfigError } from "./errors.js";
 import { MAX_REPLY_BYTES_CEILING } from "./reply-limit.js";
 
 export const CONFIG_FILES = [
@@ -15,9 +18,7 @@ export const CONFIG_FILES = [
   "clade.config.js",
 ] as const;
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 const paramsSchema = z
   .object({
@@ -58,6 +59,79 @@ const modelEntrySchema = z
   })
   .strict();
 
+/**
+ * Bounds of an evaluation's settings, shared by clade.config's evals and `clade eval`'s options
+ * so that a value means the same wherever it is written.
+ */
+export const EVAL_BOUNDS = {
+  samples: { min: 1, max: 10_000 },
+  limit: { min: 1, max: 1_000_000 },
+  concurrency: { min: 1, max: 1024 },
+  maxTurns: { min: 1, max: 100_000 },
+  /** Seconds. */
+  timeout: { min: 1, max: 86_400 },
+  seed: { min: 0, max: 2 ** 31 - 1 },
+  budgetUsd: { min: 0, max: 1e9 },
+  history: { min: 0, max: 100_000 },
+  /** Consecutive same-cause errored episodes that stop a run; 0 = never. */
+  failOnError: { min: 0, max: 1_000_000 },
+} as const;
+
+const bounded = (key: keyof typeof EVAL_BOUNDS, integer = true) => {
+  const { min, max } = EVAL_BOUNDS[key];
+  const base = integer ? z.number().int("must be a whole number") : z.number();
+  return base.min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+};
+
+/** A name usable as (the start of) a run id. */
+const evalNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,59}$/, "use 1-60 letters, digits, . _ - (not first)");
+
+const oneOrMore = (what: string) => {
+  const error = `must be ${what}, or a non-empty list of them`;
+  return z.union([z.string().min(1, error), z.array(z.string().min(1, error)).min(1, error)], {
+    error,
+  });
+};
+
+/**
+ * One named evaluation: `clade eval NAME` runs every (env × model) combination as a run of its
+ * own. Fields mirror `clade eval`'s options (timeout in seconds); flags given on the command line
+ * override them. Module paths are relative to the config file.
+ */
+const evalEntrySchema = z
+  .object({
+    description: z.string().optional(),
+    /** Built-in environment names or module paths (./my-env.ts). */
+    env: oneOrMore("an environment name or module path"),
+    /** A built-in agent name or a module path (./my-agent.ts). */
+    agent: z.string().min(1).optional(),
+    /** Model specs or names from `models`; one run per model. */
+    model: oneOrMore("a model spec or a name from models").optional(),
+    tasks: z.string().min(1, 'must be a task range such as "test" or "0-99"').optional(),
+    limit: bounded("limit").optional(),
+    samples: bounded("samples").optional(),
+    maxTurns: bounded("maxTurns").optional(),
+    timeout: bounded("timeout").optional(),
+    concurrency: bounded("concurrency").optional(),
+    seed: bounded("seed").optional(),
+    budgetUsd: bounded("budgetUsd", false).optional(),
+    failOnError: bounded("failOnError").optional(),
+    cache: z
+      .enum(CACHE_MODES as [CacheMode, ...CacheMode[]], {
+        error: "must be off, read, write or rw",
+      })
+      .optional(),
+    /** Generation parameters over the model's own. */
+    params: paramsSchema.optional(),
+    history: bounded("history").optional(),
+    systemPrompt: z.string().optional(),
+    /** Prefix of the derived run ids (default: the eval's name). */
+    runId: evalNameSchema.optional(),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     models: z
@@ -69,12 +143,15 @@ export const configSchema = z
       .object({ model: z.string().optional(), params: paramsSchema.optional() })
       .strict()
       .default({}),
+    /** Named evaluations for `clade eval NAME...`. */
+    evals: z.record(evalNameSchema, evalEntrySchema).default({}),
   })
   .strict();
 
 export type CladeConfig = z.output<typeof configSchema>;
 export type ModelEntry = z.output<typeof modelEntrySchema>;
 export type ParamsConfig = z.output<typeof paramsSchema>;
+export type EvalEntry = z.output<typeof evalEntrySchema>;
 
 /** Formats the first validation problem as one line naming where it is. */
 function describeIssue(path: string, error: z.ZodError): string {

@@ -66,6 +66,54 @@ export interface AttemptGate {
   run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
+/** Where a call's time went, in milliseconds. */
+export interface CallTiming {
+  /** Waiting for the model's limiter (concurrency, requests per minute), over all attempts. */
+  queueMs: number;
+  /** At the provider: every attempt from admission to its reply or failure. */
+  providerMs: number;
+  /** Sleeping between attempts (backoff, Retry-After). */
+  retryMs: number;
+}
+
+type Phase = "queue" | "provider" | "retry";
+const PHASE_FIELD = { queue: "queueMs", provider: "providerMs", retry: "retryMs" } as const;
+
+/**
+ * Splits a call's time by phase as withRetries goes, so latency is the provider's time alone.
+ * Readable at any moment (a call abandoned mid-wait counts its wait so far).
+ */
+export class PhaseClock implements CallTiming {
+  queueMs = 0;
+  providerMs = 0;
+  retryMs = 0;
+  private phase: Phase | undefined;
+  private since = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** Ends the current phase, if any, and starts `phase`. */
+  enter(phase: Phase): void {
+    this.leave();
+    this.phase = phase;
+    this.since = this.now();
+  }
+
+  /** Ends the current phase, adding its time. */
+  leave(): void {
+    if (this.phase === undefined) return;
+    this[PHASE_FIELD[this.phase]] += this.now() - this.since;
+    this.phase = undefined;
+  }
+
+  /** The times so far, the phase in progress included. */
+  snapshot(): CallTiming {
+    const timing = { queueMs: this.queueMs, providerMs: this.providerMs, retryMs: this.retryMs };
+    if (this.phase !== undefined) timing[PHASE_FIELD[this.phase]] += this.now() - this.since;
+    return timing;
+  }
+}
+
 export interface RetryOptions {
   /** The caller's signal: aborting it rejects at once with its reason; no further attempts. */
   signal?: AbortSignal;
@@ -77,6 +125,8 @@ export interface RetryOptions {
   classify?: (error: unknown) => ModelError;
   /** Each attempt waits here first; its timeout starts only once the gate lets it through. */
   gate?: AttemptGate;
+  /** Told where the time goes: the gate's queue, the attempts, the sleeps between them. */
+  clock?: PhaseClock;
 }
 
 /**
@@ -188,12 +238,24 @@ export async function withRetries<T>(
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
   const classify = options.classify ?? ((error: unknown) => toModelError(error));
-  const runOnce = () => runAttempt(attempt, resolved.attemptTimeoutMs, signal);
+  const { clock } = options;
+  const runOnce = () => {
+    clock?.enter("provider");
+    return runAttempt(attempt, resolved.attemptTimeoutMs, signal);
+  };
+  const gated = (gate: AttemptGate) => {
+    clock?.enter("queue");
+    return gate.run(runOnce, signal);
+  };
 
   for (let attemptNumber = 1; ; attemptNumber++) {
     if (signal?.aborted) throw signal.reason;
     try {
-      return await (options.gate ? options.gate.run(runOnce, signal) : runOnce());
+      try {
+        return await (options.gate ? gated(options.gate) : runOnce());
+      } finally {
+        clock?.leave();
+      }
     } catch (thrown) {
       if (signal?.aborted) throw signal.reason;
       const error = classify(thrown);
@@ -214,7 +276,12 @@ export async function withRetries<T>(
         }
       }
       options.onRetry?.({ attempt: attemptNumber, delayMs, error });
-      await sleep(delayMs, signal);
+      clock?.enter("retry");
+      try {
+        await sleep(delayMs, signal);
+      } finally {
+        clock?.leave();
+      }
     }
   }
 }

@@ -1,8 +1,18 @@
-/** Serving clade environments over HTTP (AgentGym's "id" dialect and clade's /v1 API). */
+/** Serving clade environments over HTTP (AgentGym's "id" and "env_idx" dialects, clade's /v1). */
 export { agentgymRoutes } from "./agentgym-api.js";
+export {
+  AGENTGYM_TASKS,
+  type AgentgymDialect,
+  type AgentgymTask,
+  agentgymTask,
+  agentgymTasksServedBy,
+  sqlgymAction,
+  wordleGuess,
+} from "./agentgym-tasks.js";
 export { ServeError, type ServeErrorCode, STATUS_OF_CODE } from "./errors.js";
 export {
   type EpisodeState,
+  FINISHED_EVICTION_GRACE_MS,
   type Instance,
   InstancePool,
   type InstancePoolOptions,
@@ -13,6 +23,7 @@ export {
 export { clientOf } from "./request.js";
 export {
   createEnvServer,
+  DEFAULT_EVICT_IDLE_AFTER_MS,
   DEFAULT_HOST,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,

@@ -1,8 +1,11 @@
 /**
  * The env instances a server holds. Each client gets its own instance under a random id that
  * other clients cannot guess and that is never handed out again; calls to one instance run one
- * at a time, in arrival order; instances left idle too long are closed; past the maximum count,
- * overall or for one client, creation is refused (never shared).
+ * at a time, in arrival order. When a new instance needs room (the server, or the asking client,
+ * holds its maximum), the least recently used instance that has been left alone long enough is
+ * closed to make it; only when none qualifies is creation refused (instances are never shared).
+ * Instances left idle past the (long) idle timeout are closed too. Every such closing is logged
+ * with the instance, its episode and the reason.
  */
 import { getRandomValues } from "node:crypto";
 import type { Env, EnvDefinition, Observation, StepResult } from "../env/types.js";
@@ -25,6 +28,12 @@ export const MAX_INSTANCE_ID = Number.MAX_SAFE_INTEGER;
 const RETIRED_IDS_KEPT = 65_536;
 /** The client of instances created without one (embedding code calling the pool directly). */
 export const LOCAL_CLIENT = "local";
+/**
+ * An instance whose episode has ended may make room for a new one once it has been left alone
+ * this long: its client already has the final reward, and a client that starts its next episode
+ * at once (AgentGym's evaluation loop does) is not cut off between the two.
+ */
+export const FINISHED_EVICTION_GRACE_MS = 1_000;
 
 /** A uniform random integer in [MIN_INSTANCE_ID, MAX_INSTANCE_ID], from the CSPRNG. */
 export function randomInstanceId(): number {
@@ -50,6 +59,15 @@ export interface InstancePoolOptions {
   maxInstancesPerClient?: number;
   /** An instance with no call for this long is closed; 0 keeps instances forever. */
   idleTimeoutMs: number;
+  /**
+   * When a new instance needs room, an instance in an unfinished episode (or never reset) may be
+   * closed to make it once it has had no call for this long (least recently used first);
+   * finished ones after FINISHED_EVICTION_GRACE_MS (or this, if shorter). Unset: nothing is
+   * evicted, creation is refused.
+   */
+  evictIdleAfterMs?: number;
+  /** One line per instance the pool closes on its own (idle timeout, room for a new one). */
+  log?: (line: string) => void;
   /** Suggested wait (Retry-After) when the pool is full. */
   retryAfterSeconds: number;
   /** Told about failures nobody is waiting for (an env's close() throwing). */
@@ -89,8 +107,8 @@ export class InstancePool {
   private readonly instances = new Map<number, Instance>();
   /** Live instances per client. */
   private readonly perClient = new Map<string, number>();
-  /** Recently closed ids, oldest first (a Set keeps insertion order). */
-  private readonly retired = new Set<number>();
+  /** Recently closed ids and why they were closed, oldest first (a Map keeps insertion order). */
+  private readonly retired = new Map<number, string>();
   private sweeper: NodeJS.Timeout | undefined;
   private closing = false;
   /** env.close() calls still running, so shutdown can wait for them. */
@@ -132,26 +150,31 @@ export class InstancePool {
     return [...this.instances.keys()];
   }
 
-  /** A new instance for `client`; refused when the server or that client is at its cap. */
+  /**
+   * A new instance for `client`. When the server or that client is at its cap, the least recently
+   * used instance that may be evicted (see evictionCandidate) is closed to make room: one of the
+   * client's own when the client is at its cap, anyone's when only the server is full. Refused
+   * when there is none: 503 (capacity) when the server is full, else 429 (client_capacity).
+   */
   create(client: string = LOCAL_CLIENT): Instance {
     if (this.closing) {
       throw new ServeError("shutting_down", "the server is shutting down", 1);
     }
-    if (this.instances.size >= this.options.maxInstances) {
-      throw new ServeError(
-        "capacity",
-        `all ${this.options.maxInstances} environment instances are in use; ` +
-          "close finished ones or retry later",
-        this.options.retryAfterSeconds,
-      );
-    }
-    const held = this.countOf(client);
-    if (held >= this.maxInstancesPerClient) {
-      throw new ServeError(
-        "client_capacity",
-        `this client (${client}) already holds ${held} environment instances, the most one ` +
-          "client may hold; close finished ones or retry later",
-        this.options.retryAfterSeconds,
+    const serverFull = this.instances.size >= this.options.maxInstances;
+    const clientFull = this.countOf(client) >= this.maxInstancesPerClient;
+    if (serverFull || clientFull) {
+      const now = Date.now();
+      const victim = this.evictionCandidate(clientFull ? client : undefined, now);
+      if (!victim) throw this.refusal(client, serverFull);
+      const why = clientFull
+        ? `client ${client} holds its maximum of ${this.maxInstancesPerClient} instances`
+        : `the server holds its maximum of ${this.options.maxInstances} instances`;
+      this.closeOnItsOwn(
+        victim,
+        `evicted after ${seconds(now - victim.lastUsedAt)} s without calls, to make room for ` +
+          `a new instance (${why})`,
+        "closed to make room for a new instance after " +
+          `${seconds(now - victim.lastUsedAt)} s without calls`,
       );
     }
     const now = Date.now();
@@ -165,8 +188,52 @@ export class InstancePool {
       tail: Promise.resolve(),
     };
     this.instances.set(instance.id, instance);
-    this.perClient.set(client, held + 1);
+    this.perClient.set(client, this.countOf(client) + 1);
     return instance;
+  }
+
+  private refusal(client: string, serverFull: boolean): ServeError {
+    if (serverFull) {
+      return new ServeError(
+        "capacity",
+        `all ${this.options.maxInstances} environment instances are in use; ` +
+          "close finished ones or retry later",
+        this.options.retryAfterSeconds,
+      );
+    }
+    return new ServeError(
+      "client_capacity",
+      `this client (${client}) already holds ${this.countOf(client)} environment instances, ` +
+        "the most one client may hold; close finished ones or retry later",
+      this.options.retryAfterSeconds,
+    );
+  }
+
+  /**
+   * The least recently used instance (of `client`, or of anyone) that may be closed to make room:
+   * no call queued or running, and left alone for FINISHED_EVICTION_GRACE_MS when its episode
+   * has ended, for evictIdleAfterMs otherwise (unfinished or never reset).
+   */
+  private evictionCandidate(client: string | undefined, now: number): Instance | undefined {
+    const unfinishedAfter = this.options.evictIdleAfterMs;
+    if (unfinishedAfter === undefined) return undefined;
+    const finishedAfter = Math.min(FINISHED_EVICTION_GRACE_MS, unfinishedAfter);
+    let best: Instance | undefined;
+    for (const instance of this.instances.values()) {
+      if (instance.pending > 0 || (client !== undefined && instance.client !== client)) continue;
+      const idle = now - instance.lastUsedAt;
+      const eligible = idle >= (instance.episode?.done ? finishedAfter : unfinishedAfter);
+      if (eligible && (best === undefined || instance.lastUsedAt < best.lastUsedAt)) {
+        best = instance;
+      }
+    }
+    return best;
+  }
+
+  /** Closes an instance nobody asked to close, logging which one and why. */
+  private closeOnItsOwn(instance: Instance, logReason: string, clientReason: string): void {
+    this.options.log?.(`instance ${instance.id} (${describe(instance)}) ${logReason}`);
+    void this.close(instance.id, undefined, clientReason);
   }
 
   /** A random id that is neither live nor recently closed. */
@@ -178,14 +245,14 @@ export class InstancePool {
     }
   }
 
-  private retire(instance: Instance): void {
+  private retire(instance: Instance, reason: string): void {
     this.instances.delete(instance.id);
     const held = this.countOf(instance.client) - 1;
     if (held > 0) this.perClient.set(instance.client, held);
     else this.perClient.delete(instance.client);
-    this.retired.add(instance.id);
+    this.retired.set(instance.id, reason);
     if (this.retired.size > RETIRED_IDS_KEPT) {
-      const oldest = this.retired.values().next().value;
+      const oldest = this.retired.keys().next().value;
       if (oldest !== undefined) this.retired.delete(oldest);
     }
   }
@@ -194,12 +261,9 @@ export class InstancePool {
   get(id: number): Instance {
     const instance = this.instances.get(id);
     if (instance) return instance;
-    if (this.retired.has(id)) {
-      const idle =
-        this.options.idleTimeoutMs > 0
-          ? `, or expired after ${this.options.idleTimeoutMs / 1000} s without calls`
-          : "";
-      throw new ServeError("unknown_instance", `instance ${id} no longer exists (closed${idle})`);
+    const reason = this.retired.get(id);
+    if (reason !== undefined) {
+      throw new ServeError("unknown_instance", `instance ${id} no longer exists (${reason})`);
     }
     throw new ServeError("unknown_instance", `no instance with id ${id}; create one first`);
   }
@@ -274,12 +338,12 @@ export class InstancePool {
 
   /**
    * Closes the instance once its queued calls are done (or after `waitMs`, for a call that
-   * hangs); false when there is no such instance.
+   * hangs); false when there is no such instance. `reason` is what later calls with its id hear.
    */
-  close(id: number, waitMs?: number): Promise<boolean> {
+  close(id: number, waitMs?: number, reason = "closed"): Promise<boolean> {
     const instance = this.instances.get(id);
     if (!instance) return Promise.resolve(false);
-    this.retire(instance);
+    this.retire(instance, reason);
     const settled = waitMs === undefined ? instance.tail : withDeadline(instance.tail, waitMs);
     const closing = settled
       .then(() => instance.env.close?.())
@@ -289,16 +353,23 @@ export class InstancePool {
     return closing.then(() => true);
   }
 
-  /** Closes instances that have had no call for the idle timeout. */
+  /** Closes instances that have had no call for the idle timeout (none when it is 0). */
   closeIdle(now: number = Date.now()): number[] {
-    const expired: number[] = [];
+    const timeout = this.options.idleTimeoutMs;
+    if (timeout <= 0) return [];
+    const expired: Instance[] = [];
     for (const instance of this.instances.values()) {
-      if (instance.pending === 0 && now - instance.lastUsedAt >= this.options.idleTimeoutMs) {
-        expired.push(instance.id);
-      }
+      if (instance.pending === 0 && now - instance.lastUsedAt >= timeout) expired.push(instance);
     }
-    for (const id of expired) void this.close(id);
-    return expired;
+    for (const instance of expired) {
+      this.closeOnItsOwn(
+        instance,
+        `expired after ${seconds(now - instance.lastUsedAt)} s without calls ` +
+          `(idle timeout ${seconds(timeout)} s)`,
+        `expired after ${seconds(timeout)} s without calls`,
+      );
+    }
+    return expired.map((instance) => instance.id);
   }
 
   /**
@@ -312,6 +383,22 @@ export class InstancePool {
     await Promise.all(this.ids().map((id) => this.close(id, waitMs)));
     await Promise.all([...this.closings]);
   }
+}
+
+/** Milliseconds as seconds for people: whole seconds from 10 s on, else one decimal. */
+function seconds(ms: number): string {
+  const value = ms / 1000;
+  return value >= 10 ? String(Math.round(value)) : String(Math.round(value * 10) / 10);
+}
+
+/** The instance's owner and episode, for log lines. */
+function describe(instance: Instance): string {
+  const episode = instance.episode;
+  const state = episode
+    ? `task ${episode.taskIndex}, ${episode.steps} step${episode.steps === 1 ? "" : "s"}, ` +
+      (episode.done ? `episode finished with reward ${episode.reward}` : "episode unfinished")
+    : "never reset";
+  return `client ${instance.client}, ${state}`;
 }
 
 /** Settles when the promise does or after `ms`, whichever comes first. */

@@ -35,6 +35,7 @@ export interface ServeApp {
   /** AgentGym API: put the env's instruction before the first observation of an episode. */
   instructionInFirstObservation: boolean;
   idleTimeoutMs: number;
+  evictIdleAfterMs: number;
   maxBodyBytes: number;
 }
 

@@ -1,8 +1,9 @@
 /**
- * Serves one clade environment over HTTP: AgentGym's "id" dialect (for AgentGym and AgentGym-RL
- * clients) and clade's own /v1 API, on node:http. Many instances under unguessable ids, calls to
- * each serialised, idle instances closed, caps on instances overall and per client, size and
- * time limits on requests, graceful shutdown.
+ * Serves one clade environment over HTTP: AgentGym's "id" and "env_idx" dialects (for AgentGym
+ * and AgentGym-RL clients, also under AgentGym's task names) and clade's own /v1 API, on
+ * node:http. Many instances under unguessable ids, calls to each serialised, caps on instances
+ * overall and per client with least-recently-used eviction, size and time limits on requests,
+ * graceful shutdown.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -24,7 +25,17 @@ export const DEFAULT_MAX_INSTANCES = 1024;
  * server, while a client that grabs all it can still leaves the other half to everyone else.
  */
 export const DEFAULT_PER_CLIENT_SHARE = 0.5;
-export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+/**
+ * Long: an RL trainer may leave an instance alone for minutes between two steps of one episode
+ * (while its model generates for the whole batch), and an instance closed under it scores that
+ * sample 0. Room for new instances comes from eviction instead (DEFAULT_EVICT_IDLE_AFTER_MS).
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 24 * 3600_000;
+/**
+ * When a new instance needs room, an instance in an unfinished episode may be closed to make it
+ * after this long without calls (least recently used first; finished episodes after 1 s).
+ */
+export const DEFAULT_EVICT_IDLE_AFTER_MS = 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Oversized bodies are read and dropped up to this, so the client gets the error reply. */
 export const DEFAULT_MAX_DRAIN_BYTES = 64 * 1024 * 1024;
@@ -47,6 +58,7 @@ const serverOptionsSchema = z.object({
   maxInstances: positiveInt.default(DEFAULT_MAX_INSTANCES),
   maxInstancesPerClient: positiveInt.optional(),
   idleTimeoutMs: nonNegativeInt.default(DEFAULT_IDLE_TIMEOUT_MS),
+  evictIdleAfterMs: nonNegativeInt.default(DEFAULT_EVICT_IDLE_AFTER_MS),
   maxBodyBytes: positiveInt.default(DEFAULT_MAX_BODY_BYTES),
   maxDrainBytes: positiveInt.default(DEFAULT_MAX_DRAIN_BYTES),
   headersTimeoutMs: positiveInt.default(DEFAULT_HEADERS_TIMEOUT_MS),
@@ -65,8 +77,15 @@ export interface EnvServerOptions {
    * Retry-After. At most maxInstances; default half of it (DEFAULT_PER_CLIENT_SHARE).
    */
   maxInstancesPerClient?: number;
-  /** Instances without a call for this long are closed; 0 never closes them. Default 10 min. */
+  /** Instances without a call for this long are closed; 0 never closes them. Default 24 h. */
   idleTimeoutMs?: number;
+  /**
+   * When /create finds the server (or the asking client) at its cap, the least recently used
+   * instance left alone this long is closed to make room (a finished episode's after 1 s): one of
+   * the client's own when the client is at its cap. Only when none qualifies is creation refused
+   * (503 / 429). Default 60 s.
+   */
+  evictIdleAfterMs?: number;
   /** Largest request body (default 1 MiB). */
   maxBodyBytes?: number;
   maxDrainBytes?: number;
@@ -86,6 +105,12 @@ export interface EnvServerOptions {
   instructionInFirstObservation?: boolean;
   /** Failures no request is waiting for (an env's close() throwing, a reply that failed). */
   onError?: (error: unknown) => void;
+  /**
+   * The server log: one line for every instance the server closes on its own (expired, or
+   * evicted to make room), naming it, its client and episode, and why. Closed ids are never
+   * issued again, so naming them gives nothing away.
+   */
+  log?: (line: string) => void;
 }
 
 export type ResolvedEnvServerOptions = Omit<
@@ -99,7 +124,7 @@ export function defaultMaxInstancesPerClient(maxInstances: number): number {
 }
 
 export function resolveEnvServerOptions(options: EnvServerOptions = {}): ResolvedEnvServerOptions {
-  const { onError: _onError, ...rest } = options;
+  const { onError: _onError, log: _log, ...rest } = options;
   const parsed = serverOptionsSchema.parse(rest);
   const maxInstancesPerClient =
     parsed.maxInstancesPerClient ?? defaultMaxInstancesPerClient(parsed.maxInstances);
@@ -166,14 +191,17 @@ export function createEnvServer(def: EnvDefinition, options: EnvServerOptions = 
     maxInstances: resolved.maxInstances,
     maxInstancesPerClient: resolved.maxInstancesPerClient,
     idleTimeoutMs: resolved.idleTimeoutMs,
+    evictIdleAfterMs: resolved.evictIdleAfterMs,
     retryAfterSeconds: resolved.retryAfterSeconds,
     ...(onError ? { onBackgroundError: onError } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
   const app: ServeApp = {
     def,
     pool,
     instructionInFirstObservation: resolved.instructionInFirstObservation,
     idleTimeoutMs: resolved.idleTimeoutMs,
+    evictIdleAfterMs: resolved.evictIdleAfterMs,
     maxBodyBytes: resolved.maxBodyBytes,
   };
   const routes = [v1Routes(app), agentgymRoutes(app)];

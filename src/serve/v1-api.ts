@@ -73,6 +73,7 @@ function info(app: ServeApp, client: string): Reply {
       yours: app.pool.countOf(client),
     },
     idleTimeoutMs: app.idleTimeoutMs,
+    evictIdleAfterMs: app.evictIdleAfterMs,
     maxBodyBytes: app.maxBodyBytes,
   });
 }

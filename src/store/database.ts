@@ -21,14 +21,12 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
+import { StoreError } from "./errors.js";
 import { MIGRATIONS } from "./migrations.js";
 
 export type SqliteDatabase = Database.Database;
 
-/** The store file cannot be used: missing, unreadable, foreign, or from a newer clade. */
-export class StoreError extends Error {
-  override name = "StoreError";
-}
+export { StoreError };
 
 const APP_ID = "clade";
 

@@ -61,6 +61,9 @@ function bareCall(call: ModelCallRecord): ModelCallRecord {
     costUsd: finite(call.costUsd),
     latencyMs: call.latencyMs === null ? null : finite(call.latencyMs),
     cacheHit: call.cacheHit === true,
+    ...(call.unpriced ? { unpriced: true } : {}),
+    ...(call.queueMs !== undefined ? { queueMs: finite(call.queueMs) } : {}),
+    ...(call.retryMs !== undefined ? { retryMs: finite(call.retryMs) } : {}),
     attempts: finite(call.attempts),
     ...(call.attemptErrors?.length
       ? { attemptErrors: call.attemptErrors.map((e) => clip(String(e))) }

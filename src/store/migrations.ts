@@ -116,4 +116,43 @@ export const MIGRATIONS: readonly string[] = [
     r.attempt_errors
   FROM model_call_rows r JOIN whole w ON w.id = r.id;
   `,
+  `
+  -- Costs that can be trusted, latency apart from waiting.
+  -- unpriced: 1 when the model had no price at call time (its cost is unknown, not 0; cost_usd
+  -- holds 0), 0 when priced. NULL on rows written before: readers take a call as unpriced when
+  -- it used tokens, cost 0 and was no cache hit (UNPRICED_CALL in run-store.ts).
+  -- latency_ms is now the provider's time alone; queue_ms is the time spent waiting for the
+  -- model's limiter and retry_ms the sleeps between attempts. Both NULL for cache hits and on
+  -- rows written before, whose latency_ms includes them.
+  ALTER TABLE model_call_rows ADD COLUMN unpriced INTEGER;
+  ALTER TABLE model_call_rows ADD COLUMN queue_ms REAL;
+  ALTER TABLE model_call_rows ADD COLUMN retry_ms REAL;
+
+  -- The view of migration 3 with the new columns (unpriced as readers take it, never NULL).
+  DROP VIEW model_calls;
+  CREATE VIEW model_calls AS
+  WITH RECURSIVE whole(id, request) AS (
+    SELECT id, request FROM model_call_rows WHERE base_call IS NULL
+    UNION ALL
+    SELECT c.id, json_replace(c.request,
+      '$.messages', json((
+        SELECT json_group_array(json(m.value) ORDER BY m.position) FROM (
+          SELECT key AS position, value FROM json_each(w.request, '$.messages')
+          WHERE key < c.base_messages
+          UNION ALL
+          SELECT key + c.base_messages, value FROM json_each(c.request, '$.messages')
+        ) m
+      )),
+      '$.tools', json(CASE WHEN json_type(c.request, '$.tools') = 'null'
+        THEN json_extract(w.request, '$.tools') ELSE json_extract(c.request, '$.tools') END))
+    FROM model_call_rows c JOIN whole w ON w.id = c.base_call
+  )
+  SELECT r.id, r.episode_id, r.turn, r.model, w.request, r.response, r.error, r.input_tokens,
+    r.output_tokens, r.cost_usd, r.latency_ms, r.cache_hit, r.attempts, r.started_at,
+    r.attempt_errors,
+    COALESCE(r.unpriced, r.cost_usd = 0 AND r.cache_hit = 0
+      AND r.input_tokens + r.output_tokens > 0) AS unpriced,
+    r.queue_ms, r.retry_ms
+  FROM model_call_rows r JOIN whole w ON w.id = r.id;
+  `,
 ];

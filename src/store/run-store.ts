@@ -74,16 +74,25 @@ export interface StoredEpisode {
   durationMs: number;
 }
 
-export interface EpisodeUsage {
+/**
+ * Cost in reports and JSON: `costUsd` is the sum over calls whose model had a price (cache hits
+ * are priced: they cost nothing); `unpriced: true` is added when some calls had none, and then
+ * `costUsd` is that partial sum, or null when no call was priced. Absent `unpriced` = fully priced.
+ */
+export interface CostFields {
+  costUsd: number | null;
+  unpriced?: true;
+}
+
+export interface EpisodeUsage extends CostFields {
   calls: number;
   /** Calls that ended in an error (after their retries, or abandoned). */
   failedCalls: number;
   inputTokens: number;
   outputTokens: number;
-  costUsd: number;
 }
 
-export interface ModelUsageSummary {
+export interface ModelUsageSummary extends CostFields {
   model: string;
   calls: number;
   cacheHits: number;
@@ -93,10 +102,34 @@ export interface ModelUsageSummary {
   failedAttempts: number;
   inputTokens: number;
   outputTokens: number;
-  costUsd: number;
-  /** Over calls that reached the provider (cache hits have no latency). */
+  /** The provider's time, over calls that reached it (cache hits have no latency). */
   meanLatencyMs: number | null;
+  /** Waiting for the model's limiter, per call and in all; null when no call recorded it. */
+  meanQueueMs: number | null;
+  totalQueueMs: number | null;
+  /** Sleeping between attempts (backoff, Retry-After), per call and in all. */
+  meanRetryMs: number | null;
+  totalRetryMs: number | null;
   retries: number;
+}
+
+/**
+ * SQL (alias c): the call had no price. Rows written before migration 4 (unpriced NULL) are
+ * taken as unpriced when they used tokens, cost 0 and were no cache hit.
+ */
+const UNPRICED_CALL = `COALESCE(c.unpriced,
+  c.cost_usd = 0 AND c.cache_hit = 0 AND c.input_tokens + c.output_tokens > 0)`;
+
+/** SQL aggregates of CostFields over the calls (alias c) of a group. */
+const COST_COLUMNS = `SUM(CASE WHEN ${UNPRICED_CALL} THEN NULL ELSE c.cost_usd END) AS costUsd,
+  MAX(${UNPRICED_CALL}) AS anyUnpriced`;
+
+/** CostFields from the aggregate row of COST_COLUMNS. */
+function costFields<T extends { costUsd: number | null; anyUnpriced: number }>(
+  row: T,
+): Omit<T, "anyUnpriced"> & CostFields {
+  const { anyUnpriced, ...rest } = row;
+  return anyUnpriced ? { ...rest, unpriced: true } : rest;
 }
 
 /** An episode ready for storage: its steps as columns (cheap to pass to a writer thread). */
@@ -154,6 +187,10 @@ interface ModelCallRowRaw {
   /** Set on rows that store their request by difference (migration 3). */
   base_call: number | null;
   base_messages: number | null;
+  /** Migration 4; NULL on older rows. */
+  unpriced: number | null;
+  queue_ms: number | null;
+  retry_ms: number | null;
 }
 
 /**
@@ -224,6 +261,12 @@ function wholeRequest(row: ModelCallRowRaw, whole: Map<number, ModelRequest>): M
   };
   if (stored.tools === null) request.tools = base.tools;
   return request as ModelRequest;
+}
+
+/** A row's call had no price (as UNPRICED_CALL, for rows read one by one). */
+function unpricedRow(row: ModelCallRowRaw): boolean {
+  if (row.unpriced !== null) return row.unpriced === 1;
+  return row.cost_usd === 0 && row.cache_hit === 0 && row.input_tokens + row.output_tokens > 0;
 }
 
 interface RunRowRaw {
@@ -346,8 +389,8 @@ export class RunStore {
       insertCall: db.prepare(
         `INSERT INTO model_call_rows (episode_id, turn, model, request, response, error,
            input_tokens, output_tokens, cost_usd, latency_ms, cache_hit, attempts, started_at,
-           attempt_errors, base_call, base_messages)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           attempt_errors, base_call, base_messages, unpriced, queue_ms, retry_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       selectCalls: db.prepare("SELECT * FROM model_call_rows WHERE episode_id = ? ORDER BY id"),
       insertTrajectory: db.prepare("INSERT INTO trajectories (episode_id, steps) VALUES (?, ?)"),
@@ -398,6 +441,11 @@ export class RunStore {
             call.attemptErrors?.length ? JSON.stringify(call.attemptErrors) : null,
             delta ? previous?.id : null,
             delta ? delta.baseMessages : null,
+            // Every clade client says when a call is unpriced: no flag means priced (a model
+            // priced at 0 included). Only rows written before migration 4 hold NULL.
+            call.unpriced ? 1 : 0,
+            call.queueMs ?? null,
+            call.retryMs ?? null,
           );
           previous = { id: callId, request: call.request };
         }
@@ -617,7 +665,10 @@ export class RunStore {
       ...(row.error ? { error: row.error } : {}),
       usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
       costUsd: row.cost_usd,
+      ...(unpricedRow(row) ? { unpriced: true as const } : {}),
       latencyMs: row.latency_ms,
+      ...(row.queue_ms !== null ? { queueMs: row.queue_ms } : {}),
+      ...(row.retry_ms !== null ? { retryMs: row.retry_ms } : {}),
       cacheHit: row.cache_hit === 1,
       attempts: row.attempts,
       ...(row.attempt_errors ? { attemptErrors: JSON.parse(row.attempt_errors) as string[] } : {}),
@@ -631,15 +682,18 @@ export class RunStore {
       .prepare(
         `SELECT c.episode_id AS id, COUNT(*) AS calls, SUM(c.error IS NOT NULL) AS failedCalls,
            SUM(c.input_tokens) AS inputTokens,
-           SUM(c.output_tokens) AS outputTokens, SUM(c.cost_usd) AS costUsd
+           SUM(c.output_tokens) AS outputTokens, ${COST_COLUMNS}
          FROM model_call_rows c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.episode_id`,
       )
-      .all(runId) as (EpisodeUsage & { id: number })[];
-    return new Map(rows.map(({ id, ...usage }) => [id, usage]));
+      .all(runId) as (Omit<EpisodeUsage, "unpriced"> & { id: number; anyUnpriced: number })[];
+    return new Map(rows.map(({ id, ...usage }) => [id, costFields(usage)]));
   }
 
-  /** What a run's model calls have cost so far, in USD (0 for a new run). */
+  /**
+   * What a run's model calls have cost so far, in USD (0 for a new run). Unpriced calls add
+   * nothing: a budget needs a priced model (assertPricedForBudget).
+   */
   runCostUsd(runId: string): number {
     const row = this.db
       .prepare(
@@ -650,9 +704,9 @@ export class RunStore {
     return row.cost;
   }
 
-  /** Tokens, cost and latency of a run's model calls, by model. */
+  /** Tokens, cost and time (latency, queue, retry waits) of a run's model calls, by model. */
   usageByModel(runId: string): ModelUsageSummary[] {
-    return this.db
+    const rows = this.db
       .prepare(
         `SELECT c.model AS model,
            COUNT(*) AS calls,
@@ -661,12 +715,17 @@ export class RunStore {
            COALESCE(SUM(CASE WHEN json_valid(c.attempt_errors) THEN json_array_length(c.attempt_errors) END), 0) AS failedAttempts,
            SUM(c.input_tokens) AS inputTokens,
            SUM(c.output_tokens) AS outputTokens,
-           SUM(c.cost_usd) AS costUsd,
+           ${COST_COLUMNS},
            AVG(c.latency_ms) AS meanLatencyMs,
+           AVG(c.queue_ms) AS meanQueueMs,
+           SUM(c.queue_ms) AS totalQueueMs,
+           AVG(c.retry_ms) AS meanRetryMs,
+           SUM(c.retry_ms) AS totalRetryMs,
            SUM(MAX(c.attempts - 1, 0)) AS retries
          FROM model_call_rows c JOIN episodes e ON e.id = c.episode_id
          WHERE e.run_id = ? GROUP BY c.model ORDER BY c.model`,
       )
-      .all(runId) as ModelUsageSummary[];
+      .all(runId) as (Omit<ModelUsageSummary, "unpriced"> & { anyUnpriced: number })[];
+    return rows.map(costFields);
   }
 }

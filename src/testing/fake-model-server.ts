@@ -73,6 +73,8 @@ export interface FakeModelServerOptions {
   models?: string[];
   /** When set, requests must carry it (`Authorization: Bearer` or `x-api-key`), else 401. */
   apiKey?: string;
+  /** Port to listen on (default: any free port); e.g. to bring back a server that was down. */
+  port?: number;
 }
 
 export interface FakeModelServer {
@@ -165,7 +167,7 @@ class FakeModelServerImpl implements FakeModelServer {
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.server.once("error", reject);
-      this.server.listen(0, HOST, () => {
+      this.server.listen(this.options.port ?? 0, HOST, () => {
         this.server.off("error", reject);
         resolve();
       });

@@ -18,7 +18,12 @@ describe("clade envs", () => {
   it("lists the built-in environments with task counts", async () => {
     const { code, stdout } = await cli("envs", "--json");
     expect(code).toBe(0);
-    const envs = JSON.parse(stdout) as { name: string; testTasks: number; trainTasks: number }[];
+    const listed = JSON.parse(stdout) as {
+      schema: string;
+      envs: { name: string; testTasks: number; trainTasks: number }[];
+    };
+    expect(listed.schema).toBe("clade.envs/1");
+    const envs = listed.envs;
     expect(envs.map((e) => e.name)).toEqual(
       expect.arrayContaining(["maze", "wordle", "textcraft", "todo", "gridworld", "sql"]),
     );
@@ -55,7 +60,7 @@ describe("clade eval, runs, show, export", () => {
     expect(result.metrics.successRate).toBe(1);
     expect(result.metrics.episodes).toBe(20);
 
-    const runs = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
+    const { runs } = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({
       id: "m1",
@@ -149,7 +154,7 @@ describe("run identity", () => {
     ];
     const [a, b] = await Promise.all([cli(...args), cli(...args)]);
     expect(JSON.parse(a.stdout).runId).not.toBe(JSON.parse(b.stdout).runId);
-    expect(JSON.parse((await cli("runs", "--db", db, "--json")).stdout)).toHaveLength(2);
+    expect(JSON.parse((await cli("runs", "--db", db, "--json")).stdout).runs).toHaveLength(2);
   });
 
   it("gives the same episodes whatever the concurrency", async () => {

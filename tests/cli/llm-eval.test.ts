@@ -285,7 +285,7 @@ describe.each(ENVS)("clade eval with LLM agents on %s", (env) => {
 
       const cost = await cli("cost", run, "--db", db, "--json");
       expect(cost.code).toBe(0);
-      const rows = JSON.parse(cost.stdout);
+      const rows = JSON.parse(cost.stdout).usage;
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({
         model: MODEL_ID,
@@ -464,7 +464,7 @@ describe("provider failures", () => {
       expect([failed.input_tokens, failed.output_tokens, failed.cost_usd]).toEqual([0, 0, 0]);
       expect(failed.latency_ms).toBeGreaterThan(0);
     }
-    const cost = JSON.parse((await cli("cost", "flaky", "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", "flaky", "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 4, failedCalls: 2, retries: 2, cacheHits: 0 });
     const shown = JSON.parse((await cli("show", "flaky", "--db", db, "--json")).stdout);
     expect(shown.metrics).toMatchObject({ episodes: 2, finished: 0, errors: 2 });
@@ -547,10 +547,10 @@ describe("the response cache", () => {
         expect(turnZero("c2", task, sample)).toEqual(turnZero("c1", task, sample));
       }
     }
-    const cost = JSON.parse((await cli("cost", "c2", "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", "c2", "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 8, cacheHits: 8, costUsd: 0, meanLatencyMs: null });
     // Cached usage is still reported (tokens the replies took), only the cost is zero.
-    const firstCost = JSON.parse((await cli("cost", "c1", "--db", db, "--json")).stdout);
+    const firstCost = JSON.parse((await cli("cost", "c1", "--db", db, "--json")).stdout).usage;
     expect(cost[0].inputTokens).toBe(firstCost[0].inputTokens);
 
     // --cache off goes to the server again.
@@ -614,7 +614,7 @@ describe("the budget", () => {
     expect(shown.run).toMatchObject({ status: "interrupted", stopReason: "budget" });
     // Not-run episodes are no outcome at all: neither in the denominators nor as errors.
     expect(shown.metrics).toMatchObject({ tasks: 1, episodes: 1, finished: 1, errors: 0 });
-    const runs = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
+    const { runs } = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
     expect(runs[0]).toMatchObject({ id: "b", notRun: 5, errors: 0, status: "interrupted" });
     const exported = JSON.parse(
       (await cli("export", "b", "--format", "agenttraj", "--db", db)).stdout,
@@ -720,7 +720,7 @@ describe("clade models and clade cost", () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toBe("run ref made no model calls\n");
     const json = await cli("cost", "ref", "--db", db, "--json");
-    expect(JSON.parse(json.stdout)).toEqual([]);
+    expect(JSON.parse(json.stdout)).toEqual({ schema: "clade.cost/1", run: "ref", usage: [] });
     const unknown = await cli("cost", "nope", "--db", db);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no run "nope"/);
@@ -798,7 +798,7 @@ describe("generation and prompt flags", () => {
     ]);
     const [episode] = episodesOf(run);
     expect(episode?.error).toBeNull();
-    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 2, failedCalls: 0, retries: 1 });
   });
 });
@@ -823,7 +823,7 @@ describe("streaming models", () => {
     expect(requests.every((r) => r.stream)).toBe(true);
     expect(episodesOf(run).every((e) => e.error === null && e.parse_errors === 0)).toBe(true);
     const served = servedUsage(server.requests);
-    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({
       calls: 4,
       inputTokens: served.inputTokens,
@@ -874,7 +874,7 @@ describe("a huge model reply", () => {
       expect(attemptErrorsOf(call)).toHaveLength(1);
     }
     expect(query("SELECT key FROM model_cache")).toEqual([]);
-    const cost = JSON.parse((await cli("cost", "huge", "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", "huge", "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 2, failedCalls: 2, failedAttempts: 2, retries: 0 });
     expect(storeBytes()).toBeLessThan(2 * 1024 * 1024);
 
@@ -993,7 +993,7 @@ describe("failed attempts are stored with their errors and accounted", () => {
     expect(timedOut).toMatch(/timed out after 300 ms/);
     expect(serverError).toMatch(/^HTTP 500 server error/);
     expect(attemptErrorsOf(calls[1])).toEqual([]);
-    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 2, failedCalls: 0, failedAttempts: 2, retries: 2 });
     const served = servedUsage(server.requests);
     expect(cost[0]).toMatchObject({
@@ -1037,7 +1037,7 @@ describe("failed attempts are stored with their errors and accounted", () => {
       expect(more).toEqual([]);
       expect(call.error?.startsWith(only ?? "-")).toBe(true);
     }
-    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout).usage;
     expect(cost).toEqual([
       expect.objectContaining({
         calls: 4,
@@ -1046,7 +1046,8 @@ describe("failed attempts are stored with their errors and accounted", () => {
         retries: 0,
         inputTokens: 0,
         outputTokens: 0,
-        costUsd: 0,
+        costUsd: null,
+        unpriced: true,
       }),
     ]);
     const text = await cli("cost", run, "--db", db);
@@ -1070,7 +1071,7 @@ describe("failed attempts are stored with their errors and accounted", () => {
     expect(calls[0]?.attempts).toBe(1);
     expect(calls[0]?.latency_ms).toBeGreaterThanOrEqual(900);
     expect(attemptErrorsOf(calls[0])).toEqual([calls[0]?.error]);
-    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout);
+    const cost = JSON.parse((await cli("cost", run, "--db", db, "--json")).stdout).usage;
     expect(cost[0]).toMatchObject({ calls: 1, failedCalls: 1, failedAttempts: 1 });
     const shown = JSON.parse((await cli("show", run, "--db", db, "--json", "--episodes")).stdout);
     expect(shown.usage[0]).toMatchObject({ calls: 1, failedCalls: 1 });

@@ -318,7 +318,7 @@ describe("an LLM run: runs lists model and cost, show --episode its calls", () =
     expect(evaluated.code).toBe(0);
     await evalRun("ref", "maze", "reference", "0");
 
-    const runs = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
+    const { runs } = JSON.parse((await cli("runs", "--db", db, "--json")).stdout);
     const cost = withStore((store) => store.runCostUsd("llm"));
     expect(cost).toBeGreaterThan(0);
     const llm = runs.find((r: { id: string }) => r.id === "llm");

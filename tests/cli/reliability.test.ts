@@ -138,7 +138,7 @@ describe("damaged rows", () => {
 
     const runs = await cli("runs", "--db", db, "--json");
     expect(runs.code).toBe(0);
-    expect(JSON.parse(runs.stdout)[0]).toMatchObject({ id: "d", successes: 2, damaged: 2 });
+    expect(JSON.parse(runs.stdout).runs[0]).toMatchObject({ id: "d", successes: 2, damaged: 2 });
 
     // Resume runs the two damaged episodes again; the run then equals an undamaged one.
     const resumed = await cli(...evalArgs(db), "--json");

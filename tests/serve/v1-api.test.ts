@@ -62,7 +62,8 @@ describe("/v1 on maze", () => {
       api: 1,
       env: mazeEnv.info,
       instances: { active: 0, max: 3, maxPerClient: 1, yours: 0 },
-      idleTimeoutMs: 600_000,
+      idleTimeoutMs: 24 * 3600_000,
+      evictIdleAfterMs: 60_000,
       maxBodyBytes: 1024 * 1024,
     });
   });

@@ -84,7 +84,10 @@ export async function demoCommand(
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
   if (options.json) {
-    io.stdout(`${JSON.stringify(rows)}\n`);
+    // db: where the runs were kept, null when the store was a temporary one (now deleted).
+    io.stdout(
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows })}\n`,
+    );
     return 0;
   }
   io.stdout(

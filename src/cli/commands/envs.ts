@@ -1,10 +1,11 @@
 /** `clade envs`: the built-in environments. */
-import { BUILTIN_ENVS } from "../../env/registry.js";
+// The metadata alone: listing environments loads none of what running them takes.
+import { BUILTIN_ENV_INFOS } from "../../env/infos.js";
 import type { CliIo } from "../io.js";
 import { renderTable } from "../table.js";
 
 export function envsCommand(options: { json?: boolean }, io: CliIo): number {
-  const envs = BUILTIN_ENVS.map(({ info }) => ({
+  const envs = BUILTIN_ENV_INFOS.map((info) => ({
     name: info.name,
     version: info.version,
     description: info.description,
@@ -14,7 +15,7 @@ export function envsCommand(options: { json?: boolean }, io: CliIo): number {
     successThreshold: info.successThreshold,
   }));
   if (options.json) {
-    io.stdout(`${JSON.stringify(envs)}\n`);
+    io.stdout(`${JSON.stringify({ schema: "clade.envs/1", envs })}\n`);
     return 0;
   }
   io.stdout(

@@ -1,7 +1,7 @@
 /** `clade export RUN`: trajectories as AgentTraj JSON or OpenAI chat JSONL. */
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { z } from "zod";
-import { BUILTIN_ENVS } from "../../env/registry.js";
+import { findEnvInfo } from "../../env/infos.js";
 import { toAgentTraj, toChatMessages } from "../../store/export.js";
 import { DamagedEpisodeError, damagedWarning } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
@@ -28,8 +28,8 @@ export function exportCommand(
   const partial = options.out ? `${options.out}.partial-${process.pid}` : undefined;
   let fd: number | undefined;
   try {
-    const env = BUILTIN_ENVS.find((d) => d.info.name === run.env);
-    if (!env) {
+    const info = findEnvInfo(run.env);
+    if (!info) {
       throw new UsageError(
         `run "${runId}" used environment "${run.env}", which this clade does not have`,
       );
@@ -58,7 +58,7 @@ export function exportCommand(
         damaged++;
         continue;
       }
-      const source = { env: run.env, instruction: env.info.instruction, episode, steps };
+      const source = { env: run.env, instruction: info.instruction, episode, steps };
       if (agentTraj) {
         write(`${first ? "\n" : ",\n"}${JSON.stringify(toAgentTraj(source))}`);
       } else {

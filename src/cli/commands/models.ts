@@ -22,7 +22,9 @@ export async function modelsCommand(
     };
   });
   if (options.json) {
-    io.stdout(`${JSON.stringify({ config: path ?? null, models: rows })}\n`);
+    io.stdout(
+      `${JSON.stringify({ schema: "clade.models/1", config: path ?? null, models: rows })}\n`,
+    );
     return 0;
   }
   if (rows.length === 0) {

@@ -1,10 +1,10 @@
 /** `clade runs` and `clade show RUN`: what the store holds. */
 import { existsSync } from "node:fs";
-import { findEnv } from "../../env/registry.js";
 import { runMetrics } from "../../eval/report.js";
 import type { ModelCallRecord } from "../../model/call-record.js";
 import type { StepRecord } from "../../rollout/episode.js";
 import {
+  type CostFields,
   DamagedEpisodeError,
   damagedWarning,
   type RunRow,
@@ -12,12 +12,20 @@ import {
   type StoredEpisode,
 } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
-import { describeStatus, renderEpisode, renderMetrics, renderUsage } from "../report.js";
+import {
+  addCosts,
+  callForJson,
+  describeStatus,
+  formatCost,
+  renderEpisode,
+  renderMetrics,
+  renderUsage,
+} from "../report.js";
 import { formatRate, renderTable } from "../table.js";
 
 export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
   if (!existsSync(options.db)) {
-    if (options.json) io.stdout("[]\n");
+    if (options.json) io.stdout(`${JSON.stringify({ schema: "clade.runs/1", runs: [] })}\n`);
     else io.stdout(`no runs yet (no store at ${options.db})\n`);
     return 0;
   }
@@ -29,7 +37,7 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
       if (run.damaged > 0) io.stderr(damagedWarning(run.id, run.damaged));
     }
     if (options.json) {
-      io.stdout(`${JSON.stringify(runs)}\n`);
+      io.stdout(`${JSON.stringify({ schema: "clade.runs/1", runs })}\n`);
       return 0;
     }
     if (runs.length === 0) {
@@ -63,7 +71,7 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
           r.errors,
           r.steps,
           r.models.length > 0 ? r.models.join(", ") : "-",
-          r.costUsd === null ? "-" : `$${r.costUsd.toFixed(4)}`,
+          formatCost(r, "-"),
           r.createdAt.slice(0, 19).replace("T", " "),
         ]),
       ),
@@ -76,13 +84,12 @@ export function runsCommand(options: { db: string; json?: boolean }, io: CliIo):
 
 /**
  * The models a run called (from its calls, else the model its configuration names) and what its
- * calls cost; costUsd is null when it made no model call.
+ * calls cost (CostFields: unpriced when some had no price); costUsd is null when it made no
+ * model call.
  */
-function modelsAndCost(store: RunStore, run: RunRow): { models: string[]; costUsd: number | null } {
+function modelsAndCost(store: RunStore, run: RunRow): { models: string[] } & CostFields {
   const usage = store.usageByModel(run.id);
-  if (usage.length > 0) {
-    return { models: usage.map((u) => u.model), costUsd: usage.reduce((s, u) => s + u.costUsd, 0) };
-  }
+  if (usage.length > 0) return { models: usage.map((u) => u.model), ...addCosts(usage) };
   return { models: typeof run.config.model === "string" ? [run.config.model] : [], costUsd: null };
 }
 
@@ -99,14 +106,16 @@ export function openRun(
   return { store, run };
 }
 
-export function showCommand(
+export async function showCommand(
   runId: string,
   options: { db: string; json?: boolean; episodes?: boolean; episode?: string },
   io: CliIo,
-): number {
+): Promise<number> {
   const { store, run } = openRun(options.db, runId);
   try {
-    if (options.episode !== undefined) return showEpisode(store, run, options.episode, options, io);
+    if (options.episode !== undefined) {
+      return await showEpisode(store, run, options.episode, options, io);
+    }
     const episodes = store.episodes(runId);
     const seed = typeof run.config.seed === "number" ? run.config.seed : 0;
     const metrics = runMetrics(episodes, { seed });
@@ -122,7 +131,7 @@ export function showCommand(
     if (options.json) {
       const withUsage = episodes.map((e) => ({ ...e, usage: perEpisode.get(e.id) ?? null }));
       io.stdout(
-        `${JSON.stringify({ run, metrics, notRun, parseErrors, usage, ...(options.episodes ? { episodes: withUsage } : {}) })}\n`,
+        `${JSON.stringify({ schema: "clade.run/1", run, metrics, notRun, parseErrors, usage, ...(options.episodes ? { episodes: withUsage } : {}) })}\n`,
       );
       return 0;
     }
@@ -169,7 +178,7 @@ export function showCommand(
                 ? [
                     u?.calls ?? 0,
                     `${u?.inputTokens ?? 0}/${u?.outputTokens ?? 0}`,
-                    `$${(u?.costUsd ?? 0).toFixed(4)}`,
+                    formatCost(u ?? { costUsd: 0 }),
                   ]
                 : []),
               e.error ?? "",
@@ -208,23 +217,22 @@ function findEpisode(
 }
 
 /** The instruction the agent saw: the built-in env's, if the run used that same version. */
-function instructionOf(run: RunRow): string | null {
-  try {
-    const env = findEnv(run.env);
-    return env.info.version === run.envVersion ? env.info.instruction : null;
-  } catch {
-    return null; // a remote env (--env-url) whose instruction clade does not keep
-  }
+async function instructionOf(run: RunRow): Promise<string | null> {
+  // Loaded here, not by `clade runs` or `clade show` without --episode. None for a remote or
+  // custom env, whose instruction clade does not keep.
+  const { findEnvInfo } = await import("../../env/infos.js");
+  const info = findEnvInfo(run.env);
+  return info !== undefined && info.version === run.envVersion ? info.instruction : null;
 }
 
 /** `clade show RUN --episode N`: one episode turn by turn, with the model calls of each turn. */
-function showEpisode(
+async function showEpisode(
   store: RunStore,
   run: RunRow,
   spec: string,
   options: { json?: boolean },
   io: CliIo,
-): number {
+): Promise<number> {
   const episode = findEpisode(store.episodes(run.id), run.id, spec);
   const problems: string[] = [];
   if (episode.outcome === "damaged" && episode.error) problems.push(episode.error);
@@ -245,10 +253,10 @@ function showEpisode(
         `(${problems.join("; ")}); showing what can be read\n`,
     );
   }
-  const instruction = instructionOf(run);
+  const instruction = await instructionOf(run);
   if (options.json) {
     io.stdout(
-      `${JSON.stringify({ schema: "clade.episode/1", run, episode, instruction, steps, calls })}\n`,
+      `${JSON.stringify({ schema: "clade.episode/1", run, episode, instruction, steps, calls: calls.map(callForJson) })}\n`,
     );
     return 0;
   }

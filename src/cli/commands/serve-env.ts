@@ -1,7 +1,11 @@
 /** `clade serve-env`: serve a built-in environment over AgentGym's HTTP protocol (and /v1). */
 import { z } from "zod";
 import { findEnv } from "../../env/registry.js";
-import { defaultMaxInstancesPerClient, startEnvServer } from "../../serve/index.js";
+import {
+  agentgymTasksServedBy,
+  defaultMaxInstancesPerClient,
+  startEnvServer,
+} from "../../serve/index.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 
@@ -16,6 +20,8 @@ const serveOptionsSchema = z
     /** Unset: half of --max-instances (the server's default share). */
     maxInstancesPerClient: integerOption(1, MAX_INSTANCES_LIMIT).optional(),
     idleTimeout: integerOption(1, 7 * 24 * 3600),
+    /** Unset (embedding): the server's default. */
+    evictIdleAfter: integerOption(0, 7 * 24 * 3600).optional(),
   })
   .superRefine((options, context) => {
     const perClient = options.maxInstancesPerClient;
@@ -44,6 +50,11 @@ export async function serveEnvCommand(
       maxInstancesPerClient:
         options.maxInstancesPerClient ?? defaultMaxInstancesPerClient(options.maxInstances),
       idleTimeoutMs: options.idleTimeout * 1000,
+      ...(options.evictIdleAfter === undefined
+        ? {}
+        : { evictIdleAfterMs: options.evictIdleAfter * 1000 }),
+      // The server log: which instance was closed without being asked, and why.
+      log: (line) => io.stderr(`${new Date().toISOString()} ${line}\n`),
     });
   } catch (error) {
     // A port in use or an address this machine does not have: the user's to fix, in one line.
@@ -51,8 +62,11 @@ export async function serveEnvCommand(
   }
   io.stderr(
     `serving ${env.info.name} v${env.info.version} at ${running.url} ` +
-      `(AgentGym "id" API at /, clade API at /v1); Ctrl-C stops\n`,
+      `(AgentGym API at /, clade API at /v1); Ctrl-C stops\n`,
   );
+  for (const task of agentgymTasksServedBy(env.info.name)) {
+    io.stderr(`  AgentGym task "${task.name}" (${task.client}): ${running.url}/${task.name}\n`);
+  }
   io.stdout(`${running.url}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());

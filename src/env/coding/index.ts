@@ -1,9 +1,9 @@
 /** The coding environment's registration: metadata, constructor and random action sampler. */
-import type { EnvDefinition } from "../types.js";
+import type { SamplingEnvDefinition } from "../types.js";
 import { CODING_INFO, CodingEnv } from "./env.js";
 import { sampleCodingAction } from "./sample.js";
 
-export const codingEnv: EnvDefinition = {
+export const codingEnv: SamplingEnvDefinition = {
   info: CODING_INFO,
   create: () => new CodingEnv(),
   sampleAction: sampleCodingAction,

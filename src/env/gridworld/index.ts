@@ -1,5 +1,5 @@
 /** The gridworld environment's registration: metadata, constructor and random action sampler. */
-import type { ActionSampler, EnvDefinition } from "../types.js";
+import type { ActionSampler, SamplingEnvDefinition } from "../types.js";
 import { GRIDWORLD_INFO, GridworldEnv } from "./env.js";
 
 const FALLBACK_ACTIONS = ["turn left", "turn right", "move forward"];
@@ -12,7 +12,7 @@ export const sampleGridworldAction: ActionSampler = (random, observation) => {
   return actions[Math.floor(random() * actions.length)] ?? "turn left";
 };
 
-export const gridworldEnv: EnvDefinition = {
+export const gridworldEnv: SamplingEnvDefinition = {
   info: GRIDWORLD_INFO,
   create: () => new GridworldEnv(),
   sampleAction: sampleGridworldAction,

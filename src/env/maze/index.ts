@@ -1,5 +1,5 @@
 /** The maze environment's registration: metadata, constructor and random action sampler. */
-import type { EnvDefinition, Observation } from "../types.js";
+import type { Observation, SamplingEnvDefinition } from "../types.js";
 import { MAZE_INFO, MazeEnv } from "./env.js";
 import { MOVE_ACTIONS } from "./text.js";
 
@@ -11,7 +11,7 @@ function sampleMazeAction(random: () => number, observation: Observation): strin
   return actions[Math.floor(random() * actions.length)] ?? "move up";
 }
 
-export const mazeEnv: EnvDefinition = {
+export const mazeEnv: SamplingEnvDefinition = {
   info: MAZE_INFO,
   create: () => new MazeEnv(),
   sampleAction: sampleMazeAction,

@@ -8,12 +8,12 @@
 import { z } from "zod";
 import {
   type Env,
-  type EnvDefinition,
   type EnvInfo,
   EpisodeDoneError,
   NotResetError,
   type Observation,
   type ResetOptions,
+  type SamplingEnvDefinition,
   type StepResult,
 } from "../types.js";
 import {
@@ -440,7 +440,7 @@ function sampleRemoteAction(random: () => number, observation: Observation): str
  * (GET /v1/info), otherwise from `options.info` with neutral defaults; fields given in
  * `options.info` always win. Fails with a clear message when no server is listening.
  */
-export async function connectRemoteEnv(options: RemoteEnvOptions): Promise<EnvDefinition> {
+export async function connectRemoteEnv(options: RemoteEnvOptions): Promise<SamplingEnvDefinition> {
   resolveRemote(options);
   const discovered = await fetchCladeEnvInfo(options);
   const info = remoteEnvInfo(options, discovered);

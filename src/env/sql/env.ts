@@ -3,7 +3,6 @@ import {
   activeEpisode,
   checkTaskIndex,
   type Env,
-  type EnvInfo,
   type Observation,
   type ResetOptions,
   type StepResult,
@@ -12,13 +11,13 @@ import { parseAction } from "./action.js";
 import { type ComparableResult, sameResult } from "./compare.js";
 import { databaseInfo } from "./databases.js";
 import type { QueryResult } from "./execute.js";
+import { SQL_INFO } from "./info.js";
 import { QUERY_TIME_LIMIT_MS, queryPool } from "./query-pool.js";
 import { generateTask, type SqlTask } from "./task.js";
 import {
   answerErrorText,
   correctText,
   emptySqlText,
-  INSTRUCTION,
   invalidActionText,
   MAX_STEPS,
   OUT_OF_STEPS_TEXT,
@@ -29,18 +28,7 @@ import {
   wrongText,
 } from "./text.js";
 
-export const SQL_INFO: EnvInfo = {
-  name: "sql",
-  version: "1.0.0",
-  description:
-    "Text-to-SQL over five small SQLite databases (shop, school, library, flights, HR): explore " +
-    "with read-only queries, then submit a query whose result must match the gold query's " +
-    "(after BIRD / AgentGym's SqlGym).",
-  instruction: INSTRUCTION,
-  splits: { train: { start: 100, end: 500 }, test: { start: 0, end: 100 } },
-  successThreshold: 1,
-  maxSteps: MAX_STEPS,
-};
+export { SQL_INFO };
 
 /**
  * Gold queries are trusted and take milliseconds, but a busy machine must not turn a reset into

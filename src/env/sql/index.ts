@@ -1,9 +1,9 @@
 /** The sql environment's registration: metadata, constructor and random action sampler. */
-import type { EnvDefinition } from "../types.js";
+import type { SamplingEnvDefinition } from "../types.js";
 import { SQL_INFO, SqlEnv } from "./env.js";
 import { sampleSqlAction } from "./sample.js";
 
-export const sqlEnv: EnvDefinition = {
+export const sqlEnv: SamplingEnvDefinition = {
   info: SQL_INFO,
   create: () => new SqlEnv(),
   sampleAction: sampleSqlAction,

@@ -1,10 +1,10 @@
 /** The todo environment's registration: metadata, constructor and random action sampler. */
-import type { EnvDefinition } from "../types.js";
+import type { SamplingEnvDefinition } from "../types.js";
 import { TodoEnv } from "./env.js";
 import { sampleTodoAction } from "./sample.js";
 import { TODO_INFO } from "./text.js";
 
-export const todoEnv: EnvDefinition = {
+export const todoEnv: SamplingEnvDefinition = {
   info: TODO_INFO,
   create: () => new TodoEnv(),
   sampleAction: sampleTodoAction,

@@ -2,9 +2,9 @@ import { clipText } from "../echo.js";
 import {
   activeEpisode,
   checkTaskIndex,
-  type EnvDefinition,
   type EnvInfo,
   type Observation,
+  type SamplingEnvDefinition,
   type StepResult,
 } from "../types.js";
 import { GUESS_WORDS } from "./data.js";
@@ -144,7 +144,7 @@ function end(text: string, reward: number, stepInfo: Record<string, unknown>): S
 
 const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
-export const wordleEnv: EnvDefinition = {
+export const wordleEnv: SamplingEnvDefinition = {
   info,
   create: () => new WordleEnv(),
   // Mostly real words from the guess list; sometimes a random letter string (usually invalid).

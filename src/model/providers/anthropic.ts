@@ -1,6 +1,7 @@
 /**
  * Anthropic Messages through the official SDK. The system prompt is a top-level field; tool
- * calls and tool results travel as content blocks. SDK retries are off (see retry.ts).
+ * calls and tool results travel as content blocks. SDK retries are off (see retry.ts); the SDK's
+ * per-call warnings (deprecated model names) are shown once per process (sdk-warnings.ts).
  */
 import Anthropic from "@anthropic-ai/sdk";
 import type {
@@ -12,6 +13,7 @@ import { createNodeFetch } from "../http-transport.js";
 import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
+import { onceEach } from "./sdk-warnings.js";
 
 /** Anthropic requires max_tokens; used when the agent sets none. */
 export const DEFAULT_MAX_TOKENS = 1024;
@@ -111,9 +113,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     id: `anthropic:${spec.model}`,
     async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
       try {
-        const message = await client.messages.create(
-          anthropicRequestBody(spec, request),
-          signal ? { signal } : {},
+        const body = anthropicRequestBody(spec, request);
+        const message = await onceEach(() =>
+          client.messages.create(body, signal ? { signal } : {}),
         );
         const toolCalls: ToolCall[] = [];
         let content = "";

@@ -2,6 +2,7 @@
  * OpenAI Chat Completions through the official SDK: OpenAI itself and every server that speaks the
  * same protocol (vLLM, Ollama, llama.cpp's server, ...). The SDK's own retries are off: clade's
  * retry policy (retry.ts) applies the same rules to every provider and is tested against faults.
+ * Whatever the SDK warns when a call starts is shown once per process (sdk-warnings.ts).
  */
 import OpenAI from "openai";
 import type {
@@ -15,6 +16,7 @@ import { DEFAULT_MAX_REPLY_BYTES, ReplyTooLargeError } from "../reply-limit.js";
 import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
+import { onceEach } from "./sdk-warnings.js";
 
 export interface OpenAIModelOptions {
   spec: ModelSpec;
@@ -99,7 +101,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     const body = openAIRequestBody(spec, request);
     try {
       if (options.stream) return await completeStreaming(body, signal);
-      const completion = await client.chat.completions.create(body, signal ? { signal } : {});
+      const completion = await onceEach(() =>
+        client.chat.completions.create(body, signal ? { signal } : {}),
+      );
       const choice = completion.choices[0];
       if (!choice) throw new Error("the server returned no choices");
       const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).flatMap((call) =>
@@ -129,9 +133,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     body: ChatCompletionCreateParamsNonStreaming,
     signal?: AbortSignal,
   ): Promise<ModelResponse> {
-    const stream = await client.chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      signal ? { signal } : {},
+    const stream = await onceEach(() =>
+      client.chat.completions.create(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        signal ? { signal } : {},
+      ),
     );
     let content = "";
     let finishReason = "unknown";

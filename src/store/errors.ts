@@ -1,0 +1,6 @@
+/** The store's errors, in a module of their own so that code reporting them need not load SQLite. */
+
+/** The store file cannot be used: missing, unreadable, foreign, or from a newer clade. */
+export class StoreError extends Error {
+  override name = "StoreError";
+}

@@ -1,0 +1,370 @@
+/**
+ * The `--json` contract (docs/cli-json.md): every JSON-emitting command prints one line holding one
+ * object whose `schema` is documented, whose fields are the documented ones, and every schema the
+ * document lists is emitted by a test here; with --json, errors are one clade.error/1 line on
+ * stderr. Also: the CLI's light commands do not load heavy modules (the startup-time contract,
+ * measured by bench/startup.ts).
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { BUILTIN_ENV_INFOS } from "../../src/env/infos.js";
+import { RunStore } from "../../src/store/run-store.js";
+import { type CliResult, runCli } from "../fixtures/cli.js";
+
+// The demo over maze alone: its output has the same shape and the test stays quick. findEnv
+// (used by eval) still sees every environment.
+vi.mock(import("../../src/env/registry.js"), async (importOriginal) => {
+  const actual = await importOriginal();
+  return { ...actual, BUILTIN_ENVS: actual.BUILTIN_ENVS.filter((e) => e.info.name === "maze") };
+});
+
+const ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "../..");
+const cli = runCli;
+
+interface Field {
+  path: string;
+  optional: boolean;
+}
+
+/** The schema sections of docs/cli-json.md: id → documented fields (the table's first column). */
+function documentedSchemas(markdown: string): Map<string, Field[]> {
+  const schemas = new Map<string, Field[]>();
+  for (const chunk of markdown.split(/^## /m).slice(1)) {
+    const id = /^`(clade\.[a-z-]+\/\d+)`/.exec(chunk)?.[1];
+    if (!id) continue;
+    const fields = [...chunk.matchAll(/^\| `([^`]+)` \| ([^|]+) \|/gm)].map((m) => ({
+      path: m[1] as string,
+      optional: /optional/.test(m[2] as string),
+    }));
+    schemas.set(id, fields);
+  }
+  return schemas;
+}
+
+const DOC = documentedSchemas(readFileSync(join(ROOT, "docs", "cli-json.md"), "utf8"));
+const emitted = new Set<string>();
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Field paths of an object two levels deep: `a`, `a.b` (object), `a[].b` (array of objects). */
+function paths(value: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [key, child] of Object.entries(value)) {
+    out.push(key);
+    if (isObject(child)) for (const sub of Object.keys(child)) out.push(`${key}.${sub}`);
+    if (Array.isArray(child)) {
+      for (const item of child) {
+        if (isObject(item)) for (const sub of Object.keys(item)) out.push(`${key}[].${sub}`);
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * Checks one JSON object against its section of the document: the schema is documented, every
+ * field it has is documented (nested fields where the section lists any of that parent's), and
+ * every field not marked optional is there.
+ */
+function checkAgainstDoc(value: unknown, schema: string): Record<string, unknown> {
+  expect(isObject(value)).toBe(true);
+  const object = value as Record<string, unknown>;
+  expect(object.schema).toBe(schema);
+  const fields = DOC.get(schema);
+  expect(fields, `${schema} is not documented in docs/cli-json.md`).toBeDefined();
+  const documented = new Set(fields?.map((f) => f.path));
+  for (const path of paths(object)) {
+    const parent = /^([^.[]+)(\[\])?\./.exec(path)?.[1];
+    const detailed =
+      parent === undefined ||
+      [...documented].some((p) => p.startsWith(`${parent}.`) || p.startsWith(`${parent}[].`));
+    if (detailed) expect(documented, `${schema}: field ${path} is not documented`).toContain(path);
+  }
+  for (const field of fields ?? []) {
+    if (field.optional) continue;
+    const [, parent, array, sub] = /^([^.[]+)(\[\])?(?:\.(.+))?$/.exec(field.path) ?? [];
+    const where = `${schema}: documented field ${field.path} is missing`;
+    if (sub === undefined) {
+      expect(object, where).toHaveProperty([parent as string]);
+    } else if (array) {
+      for (const item of (object[parent as string] as unknown[]) ?? []) {
+        expect(item, where).toHaveProperty([sub]);
+      }
+    } else if (isObject(object[parent as string])) {
+      expect(object[parent as string], where).toHaveProperty([sub]);
+    }
+  }
+  emitted.add(schema);
+  return object;
+}
+
+/** A command's --json output: exit 0, one line, one object of the given schema. */
+function expectJson(result: CliResult, schema: string): Record<string, unknown> {
+  expect(result.stderr).not.toMatch(/clade\.error/);
+  expect(result.code).toBe(0);
+  expect(result.stdout.endsWith("\n")).toBe(true);
+  expect(result.stdout.trimEnd().split("\n")).toHaveLength(1);
+  return checkAgainstDoc(JSON.parse(result.stdout), schema);
+}
+
+/** An error under --json: nothing on stdout, one clade.error/1 line on stderr, the exit code. */
+function expectJsonError(result: CliResult, name: RegExp, message: RegExp): void {
+  expect(result.stdout).toBe("");
+  expect(result.code).toBe(2);
+  expect(result.stderr.endsWith("\n")).toBe(true);
+  expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+  const { error } = checkAgainstDoc(JSON.parse(result.stderr), "clade.error/1") as {
+    error: { kind: string; name: string; message: string };
+  };
+  expect(error.kind).toBe("usage");
+  expect(error.name).toMatch(name);
+  expect(error.message).toMatch(message);
+  expect(error.message).not.toMatch(/\n|^error: /);
+}
+
+let dir: string;
+let db: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "clade-json-"));
+  db = join(dir, "clade.db");
+  for (const [id, agent, samples] of [
+    ["ref", "reference", "1"],
+    ["rnd", "random", "2"],
+  ] as const) {
+    const run = await cli(
+      ...["eval", "--env", "maze", "--agent", agent, "--tasks", "0-2", "--samples", samples],
+      ...["--max-turns", "5", "--run-id", id, "--db", db, "--json"],
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).schema).toMatch(/^clade\.eval\/1$/);
+  }
+});
+
+describe("--json outputs follow docs/cli-json.md", () => {
+  it("envs", async () => {
+    const out = expectJson(await cli("envs", "--json"), "clade.envs/1");
+    expect((out.envs as { name: string }[]).map((e) => e.name)).toEqual(
+      BUILTIN_ENV_INFOS.map((info) => info.name),
+    );
+  });
+
+  it("runs, also without a store", async () => {
+    const out = expectJson(await cli("runs", "--db", db, "--json"), "clade.runs/1");
+    expect((out.runs as { id: string }[]).map((r) => r.id)).toEqual(["ref", "rnd"]);
+    const none = expectJson(
+      await cli("runs", "--db", join(dir, "none.db"), "--json"),
+      "clade.runs/1",
+    );
+    expect(none.runs).toEqual([]);
+  });
+
+  it("show RUN, with and without --episodes", async () => {
+    const out = expectJson(await cli("show", "ref", "--db", db, "--json"), "clade.run/1");
+    expect(out).not.toHaveProperty("episodes");
+    const all = expectJson(
+      await cli("show", "rnd", "--db", db, "--json", "--episodes"),
+      "clade.run/1",
+    );
+    expect(all.episodes).toHaveLength(6);
+  });
+
+  it("show RUN --episode", async () => {
+    const out = expectJson(
+      await cli("show", "ref", "--episode", "1/0", "--db", db, "--json"),
+      "clade.episode/1",
+    );
+    expect(out.episode).toMatchObject({ taskIndex: 1, sampleIndex: 0 });
+  });
+
+  it("compare", async () => {
+    const out = expectJson(
+      await cli("compare", "rnd", "ref", "--db", db, "--json"),
+      "clade.compare/1",
+    );
+    expect(out.sharedTasks).toEqual([0, 1, 2]);
+  });
+
+  it("cost", async () => {
+    const out = expectJson(await cli("cost", "ref", "--db", db, "--json"), "clade.cost/1");
+    expect(out).toMatchObject({ run: "ref", usage: [] });
+  });
+
+  it("models, with a config and without one", async () => {
+    const config = join(dir, "clade.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        models: {
+          mini: { model: "openai:gpt-4o-mini" },
+          local: { model: "openai-compatible:http://127.0.0.1:9/v1#m" },
+        },
+      }),
+    );
+    const out = expectJson(await cli("models", "--config", config, "--json"), "clade.models/1");
+    expect(out.models).toHaveLength(2);
+    expect(out.config).toBe(config);
+  });
+
+  it("demo (over maze alone here)", async () => {
+    const out = expectJson(await cli("demo", "--json"), "clade.demo/1");
+    expect(out.db).toBeNull();
+    expect((out.runs as { agent: string }[]).map((r) => r.agent)).toEqual(["reference", "random"]);
+  });
+
+  it("eval and eval sets", async () => {
+    const single = await cli(
+      ...["eval", "--env", "maze", "--tasks", "0-1", "--run-id", "e1", "--db", db, "--json"],
+    );
+    expectJson(single, "clade.eval/1");
+    const config = join(dir, "evals.json");
+    writeFileSync(config, JSON.stringify({ evals: { quick: { env: "maze", tasks: "0-1" } } }));
+    const set = await cli("eval", "quick", "--config", config, "--db", db, "--json");
+    const out = expectJson(set, "clade.eval-set/1");
+    expect(out).toMatchObject({ evals: ["quick"], exitCode: 0 });
+  });
+});
+
+describe("--json errors are one clade.error/1 line on stderr", () => {
+  it("an unknown environment", async () => {
+    const result = await cli("eval", "--env", "nope", "--db", db, "--json");
+    expectJsonError(result, /^UnknownEnvError$/, /unknown environment "nope"/);
+  });
+
+  it("an unknown run", async () => {
+    const result = await cli("show", "nope", "--db", db, "--json");
+    expectJsonError(result, /^UsageError$/, /no run "nope"/);
+  });
+
+  it("a bad option value", async () => {
+    const result = await cli("eval", "--env", "maze", "--samples", "0", "--db", db, "--json");
+    expectJsonError(result, /Error$/, /--samples must be at least 1/);
+  });
+
+  it("an unknown option (commander's own error)", async () => {
+    expectJsonError(
+      await cli("envs", "--bogus", "--json"),
+      /^commander\.unknownOption$/,
+      /--bogus/,
+    );
+    expectJsonError(await cli("runs", "--json", "--nope"), /^commander\.unknownOption$/, /--nope/);
+  });
+
+  it("a missing required option (commander's own error)", async () => {
+    const result = await cli("serve-env", "--json");
+    expectJsonError(result, /^commander\.missingMandatoryOptionValue$/, /--env <name>/);
+  });
+
+  it("an unknown command", async () => {
+    const result = await cli("nope", "--json");
+    expectJsonError(result, /^commander\./, /nope/);
+  });
+
+  it("a bug in clade: kind internal, exit code 1", async () => {
+    const spy = vi.spyOn(RunStore.prototype, "listRuns").mockImplementation(() => {
+      throw new TypeError("boom\nsecond line");
+    });
+    try {
+      const json = await cli("runs", "--db", db, "--json");
+      expect(json.code).toBe(1);
+      expect(json.stdout).toBe("");
+      expect(json.stderr.trimEnd().split("\n")).toHaveLength(1);
+      const { error } = checkAgainstDoc(JSON.parse(json.stderr), "clade.error/1");
+      expect(error).toEqual({ kind: "internal", name: "TypeError", message: "boom" });
+      const text = await cli("runs", "--db", db);
+      expect(text.code).toBe(1);
+      expect(text.stderr).toMatch(
+        /^clade: internal error: boom \(CLADE_DEBUG=1 shows the stack\)\n$/,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("without --json the error stays one plain line", async () => {
+    const commander = await cli("envs", "--bogus");
+    expect(commander.code).toBe(2);
+    expect(commander.stderr).toMatch(/^clade: error: unknown option '--bogus'/);
+    const ours = await cli("show", "nope", "--db", db);
+    expect(ours.code).toBe(2);
+    expect(ours.stderr).toBe(`clade: error: no run "nope" in ${db} (see: clade runs)\n`);
+  });
+
+  it("help and version are no errors", async () => {
+    const help = await cli("envs", "--help", "--json");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: clade envs/);
+    expect((await cli("--version")).code).toBe(0);
+  });
+});
+
+describe("the document", () => {
+  it("lists every schema a test above emitted, and each is emitted by one", () => {
+    expect([...DOC.keys()].sort()).toEqual([...emitted].sort());
+  });
+});
+
+describe("light commands load light modules", () => {
+  it("the environments' metadata equals the registry's", async () => {
+    const registry = await vi.importActual<typeof import("../../src/env/registry.js")>(
+      "../../src/env/registry.js",
+    );
+    expect(BUILTIN_ENV_INFOS).toEqual(registry.BUILTIN_ENVS.map((e) => e.info));
+  });
+
+  /** The modules a source file loads, following its static value imports (not `import type`). */
+  function staticGraph(entry: string): Set<string> {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      if (!file.startsWith("/")) return; // a package
+      const text = readFileSync(file, "utf8");
+      const pattern = /^(?:import|export)\s+(type\s+)?(?:([^;]*?)\s+from\s+)?"([^"]+)";/gms;
+      for (const [, typeOnly, clause, specifier] of text.matchAll(pattern)) {
+        if (typeOnly || !specifier) continue;
+        // `import { type A, type B } from` loads nothing once compiled.
+        const names = /^\{([^}]*)\}$/.exec(clause?.trim() ?? "")?.[1];
+        if (names?.split(",").every((n) => !n.trim() || n.trim().startsWith("type "))) continue;
+        if (specifier.startsWith(".")) {
+          const target = resolve(dirname(file), specifier.replace(/\.js$/, ".ts"));
+          visit(existsSync(target) ? target : target.replace(/\.ts$/, "/index.ts"));
+        } else {
+          visit(specifier.replace(/^node:.*/, "node"));
+        }
+      }
+    };
+    visit(join(ROOT, entry));
+    return seen;
+  }
+
+  const HEAVY = ["zod", "better-sqlite3", "openai", "@anthropic-ai/sdk", "tsx", "cli-progress"];
+  const relative = (graph: Set<string>) =>
+    [...graph].map((f) => (f.startsWith(ROOT) ? f.slice(ROOT.length + 1) : f));
+
+  it("main.ts imports no command and no heavy package", () => {
+    const graph = relative(staticGraph("src/cli/main.ts"));
+    expect(graph.filter((f) => f.includes("/commands/"))).toEqual([]);
+    expect(graph.filter((f) => HEAVY.includes(f) || f === "cli-table3")).toEqual([]);
+  });
+
+  it("envs loads only the environments' metadata", () => {
+    const graph = relative(staticGraph("src/cli/commands/envs.ts"));
+    expect(graph.filter((f) => HEAVY.includes(f))).toEqual([]);
+    expect(graph).not.toContain("src/env/registry.ts");
+    expect(graph.filter((f) => f.startsWith("src/env/sql/query"))).toEqual([]);
+  });
+
+  it("runs, show and cost load SQLite but not the environments or zod", () => {
+    for (const entry of ["src/cli/commands/runs.ts", "src/cli/commands/cost.ts"]) {
+      const graph = relative(staticGraph(entry));
+      expect(graph.filter((f) => HEAVY.includes(f) && f !== "better-sqlite3")).toEqual([]);
+      expect(graph).not.toContain("src/env/registry.ts");
+      expect(graph).not.toContain("src/env/infos.ts");
+    }
+  });
+});
