@@ -11,9 +11,9 @@ import type { CacheMode } from "../model/cache.js";
 import type { AccountedModel } from "../model/call-record.js";
 import { createModelClient } from "../model/client.js";
 import { type CladeConfig, loadConfig, parseConfig } from "../model/config.js";
-import { checkKey, type ResolvedModel, resolveModel } from "../model/resolve.js";
+import { checkKey, publicModelSpec, type ResolvedModel, resolveModel } from "../model/resolve.js";
 import type { RetryPolicy } from "../model/retry.js";
-import { formatModelSpec, ModelSpecError, parseModelSpec } from "../model/spec.js";
+import { ModelSpecError, parseModelSpec } from "../model/spec.js";
 import type { GenerationParams } from "../model/types.js";
 import { createResponseCache } from "../store/response-cache.js";
 import type { RunStore } from "../store/run-store.js";
@@ -74,20 +74,6 @@ export interface LlmAgent extends AgentFactory {
   model: AccountedModel;
   /** What identifies runs of this agent: model, parameters and agent options (as the CLI). */
   identity: Record<string, unknown>;
-}
-
-/**
- * A spec fit for the store: credentials a base URL may carry (user:pass@, or a key in the query
- * string) are dropped.
- */
-export function publicModelSpec(model: Pick<ResolvedModel, "spec">): string {
-  if (!model.spec.baseUrl) return formatModelSpec(model.spec);
-  const url = new URL(model.spec.baseUrl);
-  url.username = "";
-  url.password = "";
-  url.search = "";
-  url.hash = "";
-  return formatModelSpec({ ...model.spec, baseUrl: url.toString().replace(/\/+$/, "") });
 }
 
 async function configOf(config: CreateLlmAgentOptions["config"]): Promise<CladeConfig> {

@@ -84,3 +84,17 @@ export function checkKey(model: ResolvedModel): void {
     );
   }
 }
+
+/**
+ * A spec fit for the store: credentials a base URL may carry (user:pass@, or a key in the query
+ * string) are dropped.
+ */
+export function publicModelSpec(model: Pick<ResolvedModel, "spec">): string {
+  if (!model.spec.baseUrl) return formatModelSpec(model.spec);
+  const url = new URL(model.spec.baseUrl);
+  url.username = "";
+  url.password = "";
+  url.search = "";
+  url.hash = "";
+  return formatModelSpec({ ...model.spec, baseUrl: url.toString().replace(/\/+$/, "") });
+}

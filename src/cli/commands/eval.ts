@@ -43,8 +43,13 @@ import {
   type ParamsConfig,
 } from "../../model/config.js";
 import { assertPricedForBudget } from "../../model/pricing.js";
-import { checkKey, type ResolvedModel, resolveModel } from "../../model/resolve.js";
-import { formatModelSpec, parseModelSpec } from "../../model/spec.js";
+import {
+  checkKey,
+  publicModelSpec,
+  type ResolvedModel,
+  resolveModel,
+} from "../../model/resolve.js";
+import { parseModelSpec } from "../../model/spec.js";
 import type { Model } from "../../model/types.js";
 import { createResponseCache } from "../../store/response-cache.js";
 import { RunConflictError, RunStore } from "../../store/run-store.js";
@@ -420,19 +425,6 @@ function derivedRunId(request: RunRequest, env: string, agent: string): string {
   return id;
 }
 
-/**
- * A spec fit for the store: credentials a base URL may carry (user:pass@, or a key in the query
- * string) are dropped.
- */
-function publicSpec(model: ResolvedModel): string {
-  if (!model.spec.baseUrl) return formatModelSpec(model.spec);
-  const url = new URL(model.spec.baseUrl);
-  url.username = "";
-  url.password = "";
-  url.search = "";
-  url.hash = "";
-  return formatModelSpec({ ...model.spec, baseUrl: url.toString().replace(/\/+$/, "") });
-}
 
 /** Resolves and validates a request: the environment, agent, model and tasks. Writes nothing. */
 async function preparePlan(
@@ -536,7 +528,7 @@ async function preparePlan(
       ...(agentModule ? { agentModule: agentModule.identity } : {}),
       ...(model
         ? {
-            model: publicSpec(model),
+            model: publicModelSpec(model),
             params: model.params,
             ...(agentModule ? {} : { agentOptions }),
           }
@@ -690,7 +682,7 @@ function outcomeJson(outcome: RunOutcome): Record<string, unknown> {
     env: plan.env.info.name,
     envVersion: plan.env.info.version,
     agent: plan.agentName,
-    model: plan.model ? publicSpec(plan.model) : null,
+    model: plan.model ? publicModelSpec(plan.model) : null,
     exitCode: outcome.exitCode,
     ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     // What its model calls cost in all: null when none was priced, unpriced when any was not.
