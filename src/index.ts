@@ -1,7 +1,7 @@
 /** clade's library API: environments, agents, rollouts, evaluation and the run store. */
 
 export * from "./agent/llm.js";
-export type { LlmAgentOptions } from "./agent/prompting.js";
+export { type LlmAgentOptions, SEND_MODES, type SendMode } from "./agent/prompting.js";
 export { createRandomAgent } from "./agent/random.js";
 export { createReactAgent, DEFAULT_REACT_SYSTEM_PROMPT } from "./agent/react.js";
 export * from "./agent/registry.js";
@@ -18,6 +18,7 @@ export * from "./eval/evaluation.js";
 export * from "./eval/metrics.js";
 export { runMetrics, taskOutcomes } from "./eval/report.js";
 export { parseTaskRange, TaskRangeError } from "./eval/task-range.js";
+export * from "./improve/search/index.js";
 export * from "./model/cache.js";
 export * from "./model/call-record.js";
 export * from "./model/client.js";
@@ -31,6 +32,7 @@ export * from "./model/spec.js";
 export * from "./model/types.js";
 export * from "./rollout/episode.js";
 export * from "./rollout/runner.js";
+export * from "./sandbox/index.js";
 export * from "./serve/index.js";
 export { StoreError } from "./store/database.js";
 export { EpisodeWriter } from "./store/episode-writer.js";

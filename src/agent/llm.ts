@@ -17,7 +17,7 @@ import { ModelSpecError, parseModelSpec } from "../model/spec.js";
 import type { GenerationParams } from "../model/types.js";
 import { createResponseCache } from "../store/response-cache.js";
 import type { RunStore } from "../store/run-store.js";
-import type { LlmAgentOptions } from "./prompting.js";
+import type { LlmAgentOptions, SendMode } from "./prompting.js";
 import { type AgentFactory, llmAgentFactory } from "./registry.js";
 
 export type LlmAgentKind = "react" | "tools";
@@ -57,6 +57,11 @@ export interface CreateLlmAgentOptions {
   maxParseRetries?: number;
   /** List the observation's available actions under its text; default true. */
   showAvailableActions?: boolean;
+  /**
+   * react only: "reply" passes the model's whole reply to env.step instead of its action, for
+   * servers that parse replies themselves (AgentGym's tool servers); default "action".
+   */
+  send?: SendMode;
   /** Overrides of the retry policy (src/model/retry.ts). */
   retry?: Partial<RetryPolicy>;
   /** Called after every call that reached the provider or the cache, with its cost in USD. */
@@ -136,6 +141,8 @@ export async function createLlmAgent(options: CreateLlmAgentOptions): Promise<Ll
     ...(options.showAvailableActions !== undefined
       ? { showAvailableActions: options.showAvailableActions }
       : {}),
+    // Only when it differs from the default, so runs stored before the option still resume.
+    ...(options.send !== undefined && options.send !== "action" ? { send: options.send } : {}),
   };
   const factory = llmAgentFactory(kind, { model, options: agentOptions });
   const modelSpec = publicModelSpec(resolved);

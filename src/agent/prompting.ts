@@ -34,6 +34,15 @@ const MAX_QUOTED_CHARS = 200;
 /** Builds one episode's agent; the registry wraps it as an AgentFactory. */
 export type EpisodeAgentFactory = (context: EpisodeContext) => Agent;
 
+/**
+ * What the ReAct agent passes to env.step: "action", the action taken from its reply (what
+ * clade's environments and most of AgentGym's servers read), or "reply", the whole reply, for
+ * servers that parse it themselves (AgentGym's tool servers need the literal "Action:" before
+ * `tool with Action Input: {...}`). Either way the reply must hold a usable action first.
+ */
+export type SendMode = "action" | "reply";
+export const SEND_MODES: readonly SendMode[] = ["action", "reply"];
+
 export interface LlmAgentOptions {
   /** Replaces the agent's default system prompt; null sends none. */
   systemPrompt?: string | null;
@@ -48,6 +57,8 @@ export interface LlmAgentOptions {
   maxParseRetries?: number;
   /** List the observation's available actions under its text; default true. */
   showAvailableActions?: boolean;
+  /** What the react agent sends as the action (see SendMode); default "action". */
+  send?: SendMode;
 }
 
 const optionsSchema = z.object({
@@ -70,6 +81,7 @@ const optionsSchema = z.object({
     .optional(),
   maxParseRetries: z.number().int().min(0).optional(),
   showAvailableActions: z.boolean().optional(),
+  send: z.enum(["action", "reply"]).optional(),
 });
 
 export interface LlmAgentSettings {
@@ -78,6 +90,7 @@ export interface LlmAgentSettings {
   params: GenerationParams | undefined;
   maxParseRetries: number;
   showAvailableActions: boolean;
+  send: SendMode;
 }
 
 /** Validates options (throwing a readable error) and fills in the defaults. */
@@ -96,6 +109,7 @@ export function resolveAgentSettings(
     params: options.params,
     maxParseRetries: options.maxParseRetries ?? DEFAULT_MAX_PARSE_RETRIES,
     showAvailableActions: options.showAvailableActions ?? true,
+    send: options.send ?? "action",
   };
 }
 

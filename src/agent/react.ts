@@ -1,7 +1,8 @@
 /**
  * The ReAct agent: AgentGym's text format. The model answers "Thought:\n...\n\nAction:\n..." and
- * the last Action section is the step. A reply without a usable action is answered with an
- * explanation and asked again (see completeWithCorrections); it never reaches the environment.
+ * the last Action section is the step (with `send: "reply"`, the whole reply is, for servers that
+ * parse it themselves). A reply without a usable action is answered with an explanation and
+ * asked again (see completeWithCorrections); it never reaches the environment.
  */
 import type { Observation } from "../env/types.js";
 import type { ChatMessage, Model, ModelResponse } from "../model/types.js";
@@ -16,6 +17,7 @@ import {
   parseReactAction,
   type ReplyReading,
   resolveAgentSettings,
+  type SendMode,
 } from "./prompting.js";
 import type { Turn } from "./types.js";
 
@@ -51,9 +53,20 @@ function renderReactTurn(turn: Turn, _index: number, observationText: string): C
   ];
 }
 
-export function readReactReply(response: ModelResponse, observation: Observation): ReplyReading {
+/**
+ * A reply's action, or what was wrong with it. With `send` "reply" the action passed on is the
+ * whole reply, once it holds a usable action (the server parses it again).
+ */
+export function readReactReply(
+  response: ModelResponse,
+  observation: Observation,
+  send: SendMode = "action",
+): ReplyReading {
   const parsed = parseReactAction(response.content, observation.availableActions);
-  if (parsed.ok) return { ok: true, action: parsed.action, message: response.content };
+  if (parsed.ok) {
+    const action = send === "reply" ? response.content : parsed.action;
+    return { ok: true, action, message: response.content };
+  }
   const error =
     response.content.trim() === "" && response.toolCalls.length > 0
       ? "the reply was a tool call; write the action as text instead"
@@ -79,7 +92,7 @@ export function createReactAgent(model: Model, options: ReactOptions = {}): Epis
         return completeWithCorrections({
           model,
           request: baseRequest(messages, settings, context),
-          read: (response) => readReactReply(response, state.observation),
+          read: (response) => readReactReply(response, state.observation, settings.send),
           maxRetries: settings.maxParseRetries,
           signal,
         });

@@ -213,6 +213,9 @@ export function createToolCallingAgent(
   options: ToolCallingOptions = {},
 ): EpisodeAgentFactory {
   const settings = resolveAgentSettings(options, DEFAULT_TOOL_CALLING_SYSTEM_PROMPT);
+  if (settings.send !== "action") {
+    throw new TypeError('invalid agent options: send: "reply" applies to the react agent only');
+  }
   return (context) => {
     const conversation = episodeConversation(settings, renderToolTurn);
     return {

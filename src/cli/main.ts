@@ -94,6 +94,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option("--cache <mode>", "response cache: off | read | write | rw (default: rw)")
     .option("--budget-usd <dollars>", "stop starting episodes once this much is spent")
     .option(
+      "--sandbox <mode>",
+      "where untrusted code (the coding env's tests) runs: bwrap (default) | none (no sandbox; " +
+        "recorded in the run)",
+    )
+    .option(
       "--fail-on-error <n>",
       "stop the run once N episodes in a row end in the same error; 0 = never (default: 5)",
     )
@@ -115,6 +120,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       "field that carries the task index on reset (AgentGym Maze: game, Wordle: seed)",
     )
     .option("--create-body <json>", "extra JSON fields sent to /create")
+    .option(
+      "--send <what>",
+      "what the react agent passes to the env: action (the text after Action:) | reply (the whole reply, which AgentGym's tool servers parse) (default: reply for AgentGym's tool servers under --dialect env_idx, else action)",
+    )
     .addHelpText(
       "after",
       "\nWith names (clade eval NAME...), the named evals of clade.config run, each env x model a\n" +
@@ -168,6 +177,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .requiredOption("--format <format>", "agenttraj | chat")
     .option("--out <file>", "write to a file instead of stdout")
     .option("--success-only", "only successful episodes")
+    .option(
+      "--item-ids <style>",
+      "agenttraj item ids: agentgym (AgentGym's task names: lmrlgym_maze_3, sqlgym_3, babyai_3) | clade (maze_3) (default: agentgym)",
+    )
     .addOption(dbOption())
     .action(async (run, opts) => {
       const { exportCommand } = await import("./commands/export.js");
@@ -236,6 +249,34 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .action(async (opts) => {
       const { demoCommand } = await import("./commands/demo.js");
       setExit(await demoCommand(opts, io));
+    });
+
+  program
+    .command("evolve")
+    .description(
+      "self-improvement search (HGM, DGM, greedy, random); for now over simulated processes",
+    )
+    .option(
+      "--simulate <scenario>",
+      "a simulated process: trap, mismatch-mild, mismatch, mismatch-strong, steady, or a JSON file",
+    )
+    .option(
+      "--method <list>",
+      "hgm, dgm, greedy, random, comma-separated (default: all four; hgm with --run-id)",
+    )
+    .option("--seeds <n>", "compare over seeds 0..N-1 (default: 100)")
+    .option("--budget <T>", "evaluations of non-root agents (default: 800)")
+    .option("--workers <W>", "work in flight at once (default: 1)")
+    .option("--run-id <id>", "store one search under this id; the same command resumes it")
+    .option("--seed <n>", "with --run-id: the search's seed (default: 0)")
+    .option("--budget-usd <dollars>", "with --run-id: stop dispatching once this much is spent")
+    .option("--latency-ms <ms>", "with --run-id: real time each simulated piece of work takes")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .option("--quiet", "no progress lines")
+    .action(async (opts) => {
+      const { evolveCommand } = await import("./commands/evolve.js");
+      setExit(await evolveCommand(opts, io));
     });
 
   return program;

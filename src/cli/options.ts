@@ -12,6 +12,16 @@ export function integerOption(min: number, max: number) {
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 }
 
+/** A non-negative decimal option within bounds, e.g. --budget-usd. */
+export function numberOption(min: number, max: number) {
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "must be a number")
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
 export const runIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "use 1-100 letters, digits, '.', '_' or '-'");

@@ -46,6 +46,11 @@ export interface EpisodeRecord {
   reward: number;
   endReason: EndReason;
   error?: string;
+  /**
+   * The instruction the agent was given (AgentState.instruction): what the model saw first,
+   * stored so exports need not guess it from the environment's name.
+   */
+  instruction?: string;
   initialObservation?: Observation;
   steps: StepRecord[];
   /** Model calls the agent made, each tagged with its turn (absent for agents without a model). */
@@ -211,6 +216,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
     reward,
     endReason,
     ...(error !== undefined ? { error } : {}),
+    instruction: context.env.instruction,
     ...(initialObservation !== undefined ? { initialObservation } : {}),
     steps,
     ...(calls.length > 0 ? { calls } : {}),

@@ -184,10 +184,13 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
     const { version, empty } = inspect(db, path);
     if (readonly) {
       if (empty) throw new StoreError(`${path} is empty, not a clade store`);
-      db.pragma("busy_timeout = 5000");
       if (version < MIGRATIONS.length) {
-        throw new StoreError(`${path} uses an older schema; run any writing command to upgrade it`);
+        // A store from an older clade is read through an upgraded private copy, so that every
+        // reader sees the schema it knows and the file stays as it is until a writer upgrades it.
+        db.close();
+        return openSnapshot(path);
       }
+      db.pragma("busy_timeout = 5000");
       return db;
     }
     // Large pages suit the multi-kilobyte trajectory documents; only settable on a new file.

@@ -19,11 +19,43 @@ export interface AgentTrajItem {
   success: boolean;
 }
 
+/**
+ * How AgentTraj items are named: "agentgym", `<AgentGym's task name>_<task>` where AgentGym has
+ * a name for the task (AGENTGYM_ITEM_PREFIXES; its tooling picks the task by that prefix and
+ * reads the index after the last "_"), else `<env>_<task>`; "clade", always `<env>_<task>`.
+ */
+export type ItemIdStyle = "agentgym" | "clade";
+export const ITEM_ID_STYLES: readonly ItemIdStyle[] = ["agentgym", "clade"];
+
+/**
+ * AgentGym's item id prefix for an environment name, where it differs from the name: clade's
+ * environments that play an AgentGym task (as `clade serve-env` mounts them) and AgentGym's
+ * task names for LMRL-Gym's servers. Every other name (textcraft, todo, babyai, sqlgym, webshop,
+ * ...) is AgentGym's own already, or has no AgentGym counterpart (coding, your own), and is kept.
+ * AgentEvol's filter knows webshop, alfworld, textcraft, sciworld, sqlgym, lmrlgym_wordle,
+ * lmrlgym_maze, weather, movie, todo and babyai, and fails on any other prefix.
+ */
+export const AGENTGYM_ITEM_PREFIXES: Readonly<Record<string, string>> = {
+  maze: "lmrlgym_maze",
+  wordle: "lmrlgym_wordle",
+  sql: "sqlgym",
+  gridworld: "babyai",
+};
+
+/** The item id of a task: see ItemIdStyle. */
+export function agentTrajItemId(env: string, taskIndex: number, style: ItemIdStyle = "agentgym") {
+  const prefix = style === "agentgym" ? (AGENTGYM_ITEM_PREFIXES[env] ?? env) : env;
+  return `${prefix}_${taskIndex}`;
+}
+
 export interface ExportSource {
   env: string;
+  /** What the agent was told first: the episode's stored instruction (see RunStore.instruction). */
   instruction: string;
   episode: StoredEpisode;
   steps: readonly StepRecord[];
+  /** Default "agentgym". */
+  itemIds?: ItemIdStyle;
 }
 
 /**
@@ -44,7 +76,7 @@ export function toAgentTraj(source: ExportSource): AgentTrajItem {
       conversations.push({ from: "human", loss: null, value: step.observation.text });
   });
   return {
-    item_id: `${source.env}_${episode.taskIndex}`,
+    item_id: agentTrajItemId(source.env, episode.taskIndex, source.itemIds),
     conversations,
     reward: episode.reward,
     success: episode.outcome === "success",

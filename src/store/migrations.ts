@@ -155,4 +155,55 @@ export const MIGRATIONS: readonly string[] = [
     r.queue_ms, r.retry_ms
   FROM model_call_rows r JOIN whole w ON w.id = r.id;
   `,
+  `
+  -- What each episode's agent was told (AgentState.instruction), so that exports give the
+  -- instruction the model saw, not the one of the built-in env that shares the run's name: a
+  -- remote env's is often empty, and a run under a name clade has no env for has no other.
+  -- Each distinct text is kept once; rows are never deleted. instruction_id is NULL on episodes
+  -- written before this migration (readers fall back to the built-in env of the run's name) and
+  -- on episodes never started (not_run). The first observation was already kept per episode.
+  CREATE TABLE instructions (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+  ALTER TABLE episodes ADD COLUMN instruction_id INTEGER REFERENCES instructions(id);
+  `,
+  `
+  -- Self-improvement searches (src/improve/search, docs/search.md): one row per search and its
+  -- append-only event log. The tree is a fold of the log; events are never changed or deleted.
+  -- config: the method, its hyperparameters, budget, workers, seed and what is searched (JSON).
+  -- stop_reason: why a 'stopped' search stopped early ('budget-usd', 'signal').
+  CREATE TABLE searches (
+    id TEXT PRIMARY KEY,
+    config TEXT NOT NULL CHECK (json_valid(config)),
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped', 'complete')),
+    stop_reason TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  -- seq: 0, 1, 2, ... per search, in the order written. work: the improvement or evaluation the
+  -- event belongs to, numbered at dispatch. node: the node evaluated, or the child an
+  -- improvement made (ids count from the root, 0). parent: the node an improvement started
+  -- from. task: the task index evaluated; attempt: 1, then 2 after an error, ... outcome and
+  -- reason: how an evaluation ended ('error' with its reason is never a fail) or why an
+  -- improvement gave no child. Tokens, cost and duration: what the finished work used. data:
+  -- the improver's record of a child (JSON). at: when the event was written.
+  CREATE TABLE search_events (
+    search_id TEXT NOT NULL REFERENCES searches(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('improvement_started', 'improvement_finished',
+      'improvement_failed', 'evaluation_dispatched', 'evaluation_finished')),
+    work INTEGER NOT NULL,
+    node INTEGER,
+    parent INTEGER,
+    task INTEGER,
+    attempt INTEGER,
+    outcome TEXT CHECK (outcome IN ('pass', 'fail', 'error')),
+    reason TEXT,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cost_usd REAL,
+    duration_ms REAL,
+    data TEXT CHECK (data IS NULL OR json_valid(data)),
+    at TEXT NOT NULL,
+    PRIMARY KEY (search_id, seq)
+  ) WITHOUT ROWID;
+  `,
 ];

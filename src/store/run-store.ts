@@ -5,6 +5,7 @@
  * JSON document per episode (trajectory-codec.ts).
  */
 import { hostname } from "node:os";
+import type { Statement } from "better-sqlite3";
 import type { Observation } from "../env/types.js";
 import type { ModelCallRecord } from "../model/call-record.js";
 import type { ModelRequest } from "../model/types.js";
@@ -375,13 +376,17 @@ function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): 
 export class RunStore {
   private readonly statements;
   private readonly writeEpisodes: (runId: string, records: readonly EncodedEpisode[]) => void;
+  /** Instruction texts already stored, by text (ids of committed rows only). */
+  private readonly instructionIds = new Map<string, number | bigint>();
+  private selectEpisodeInstruction: Statement | undefined;
 
   private constructor(readonly db: SqliteDatabase) {
     this.statements = {
       insertEpisode: db.prepare(
         `INSERT INTO episodes (run_id, task_index, sample_index, seed, outcome, reward, end_reason,
-           error, initial_observation, initial_actions, turns, parse_errors, started_at, duration_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           error, initial_observation, initial_actions, turns, parse_errors, started_at, duration_ms,
+           instruction_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteEpisode: db.prepare(
         "DELETE FROM episodes WHERE run_id = ? AND task_index = ? AND sample_index = ?",
@@ -398,6 +403,21 @@ export class RunStore {
         `SELECT t.steps, e.initial_observation, e.initial_actions
          FROM trajectories t JOIN episodes e ON e.id = t.episode_id WHERE t.episode_id = ?`,
       ),
+    };
+    const insertInstruction = db.prepare(
+      "INSERT INTO instructions (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
+    );
+    const selectInstruction = db.prepare("SELECT id FROM instructions WHERE text = ?").pluck();
+    /** The id of an instruction's row, stored first when new (inside the caller's transaction). */
+    const instructionId = (text: string | undefined): number | bigint | null => {
+      if (text === undefined) return null;
+      let id = this.instructionIds.get(text);
+      if (id === undefined) {
+        insertInstruction.run(text);
+        id = selectInstruction.get(text) as number | bigint;
+        this.instructionIds.set(text, id);
+      }
+      return id;
     };
     this.writeEpisodes = db.transaction((runId: string, records: readonly EncodedEpisode[]) => {
       const { insertEpisode, deleteEpisode, insertTrajectory, insertCall } = this.statements;
@@ -419,6 +439,7 @@ export class RunStore {
           record.parseErrors,
           record.startedAt,
           record.durationMs,
+          instructionId(record.instruction),
         );
         insertTrajectory.run(lastInsertRowid, encodeColumns(record.columns));
         let previous: { id: number | bigint; request: ModelRequest } | undefined;
@@ -566,7 +587,14 @@ export class RunStore {
 
   /** As saveEpisodes, for episodes already encoded (e.g. by the writer thread's sender). */
   saveEncoded(runId: string, records: readonly EncodedEpisode[]): void {
-    if (records.length > 0) this.writeEpisodes(runId, records);
+    if (records.length === 0) return;
+    try {
+      this.writeEpisodes(runId, records);
+    } catch (error) {
+      // A rolled-back transaction may have taken instruction rows with it.
+      this.instructionIds.clear();
+      throw error;
+    }
   }
 
   listRuns(): RunSummary[] {
@@ -616,6 +644,31 @@ export class RunStore {
       )
       .all(runId) as EpisodeRowRaw[];
     return rows.map(toEpisode);
+  }
+
+  /**
+   * The instruction an episode's agent was given, or null when the episode does not record it
+   * (written before migration 5, or never started).
+   */
+  instruction(episodeId: number): string | null {
+    this.selectEpisodeInstruction ??= this.db
+      .prepare(
+        `SELECT i.text FROM episodes e JOIN instructions i ON i.id = e.instruction_id
+         WHERE e.id = ?`,
+      )
+      .pluck();
+    return (this.selectEpisodeInstruction.get(episodeId) as string | undefined) ?? null;
+  }
+
+  /** Finished episodes (success or failure) of a run that do not record their instruction. */
+  finishedWithoutInstruction(runId: string): number {
+    return this.db
+      .prepare(
+        `SELECT COUNT(*) FROM episodes
+         WHERE run_id = ? AND outcome IN ('success', 'failure') AND instruction_id IS NULL`,
+      )
+      .pluck()
+      .get(runId) as number;
   }
 
   steps(episodeId: number): StepRecord[] {

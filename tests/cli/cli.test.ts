@@ -78,7 +78,8 @@ describe("clade eval, runs, show, export", () => {
     const traj = await cli("export", "m1", "--format", "agenttraj", "--db", db);
     const items = JSON.parse(traj.stdout);
     expect(items).toHaveLength(20);
-    expect(items[0].item_id).toBe("maze_0");
+    // AgentGym's name for the task (its tooling picks tasks by this prefix): docs/formats.md.
+    expect(items[0].item_id).toBe("lmrlgym_maze_0");
     expect(items[0].success).toBe(true);
     expect(items[0].conversations[0]).toMatchObject({ from: "human", loss: null });
     expect(items[0].conversations[1]).toEqual({ from: "gpt", loss: false, value: "OK." });

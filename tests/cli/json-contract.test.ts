@@ -216,6 +216,27 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect((out.runs as { agent: string }[]).map((r) => r.agent)).toEqual(["reference", "random"]);
   });
 
+  it("evolve: a simulated comparison, and one stored search", async () => {
+    const comparison = expectJson(
+      await cli("evolve", "--simulate", "trap", "--seeds", "2", "--budget", "60", "--json"),
+      "clade.evolve-simulation/1",
+    );
+    expect((comparison.methods as { method: string }[]).map((m) => m.method)).toEqual([
+      "hgm",
+      "dgm",
+      "greedy",
+      "random",
+    ]);
+    const stored = expectJson(
+      await cli(
+        ...["evolve", "--simulate", "trap", "--method", "dgm", "--budget", "60"],
+        ...["--run-id", "ev", "--db", db, "--json"],
+      ),
+      "clade.evolve/1",
+    );
+    expect(stored).toMatchObject({ runId: "ev", method: "dgm", t: 60, resumed: false });
+  });
+
   it("eval and eval sets", async () => {
     const single = await cli(
       ...["eval", "--env", "maze", "--tasks", "0-1", "--run-id", "e1", "--db", db, "--json"],

@@ -3,7 +3,8 @@
  * (one from the environment, one from the config file) against fake providers that succeed, fail
  * with 500s, reject the key with a 401, echo the key back in their error messages, and echo it in
  * their completions (text, tool arguments, model name; streamed too); then every byte the CLI
- * wrote (database, WAL, exports, stdout, stderr, console) is searched for the keys.
+ * wrote (database, WAL, exports, stdout, stderr, console) is searched for the keys. Code under
+ * test in the coding environment (run in the sandbox) looks for the key too, and finds none.
  */
 import {
   existsSync,
@@ -459,5 +460,66 @@ describe("API keys never reach the store, the logs or the exports", () => {
       expect(readFileSync(file).indexOf(urlSecret), file).toBe(-1);
     }
     expect(captured.join("\n")).not.toContain(urlSecret);
+  });
+});
+
+/** A coding agent whose solution snoops for the parent's secrets before solving task 0. */
+const SNOOPING_CODING_AGENT_JS = `const SNOOP = [
+  'import fs from "node:fs";',
+  'const read = (p) => { try { return fs.readFileSync(p, "latin1"); } catch (e) { return e.code; } };',
+  'console.log("ENV " + JSON.stringify(process.env));',
+  'console.log("PID1 " + read("/proc/1/environ"));',
+  'console.log("PARENT " + read("/proc/" + process.ppid + "/environ"));',
+  'export function reverseWords(t) { return t.split(/\\\\s+/).filter(Boolean).reverse().join(" "); }',
+  "",
+].join("\\n");
+export default {
+  name: "snoop",
+  create: () => {
+    let turn = 0;
+    return {
+      act: async () => {
+        turn++;
+        if (turn === 1) return { action: "write reverse-words.js\\n" + SNOOP };
+        return { action: turn === 2 ? "run tests" : "submit" };
+      },
+    };
+  },
+};
+`;
+
+describe("coding: agent code never sees the keys", () => {
+  it("code under test finds no key in its environment or /proc, and none is stored", async () => {
+    const agent = join(workDir, "snoop.js");
+    writeFileSync(agent, SNOOPING_CODING_AGENT_JS);
+    const result = await cli(
+      "eval",
+      "--env",
+      "coding",
+      "--agent",
+      agent,
+      "--tasks",
+      "0",
+      "--max-turns",
+      "5",
+      "--run-id",
+      "snoop",
+      "--db",
+      db,
+      "--json",
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).metrics.successRate).toBe(1);
+    const conn = new Database(db, { readonly: true });
+    const steps = (conn.prepare("SELECT steps FROM trajectories").all() as { steps: string }[]).map(
+      (row) => row.steps,
+    );
+    conn.close();
+    // The snooping code ran in the sandbox and saw nothing of the parent.
+    const stored = steps.join("\n");
+    expect(stored).toContain("ENV {}");
+    expect(stored).toContain("PID1 ");
+    for (const file of filesUnder(dataDir)) expectNoSecrets(file, readFileSync(file));
+    expectNoSecrets("CLI output", Buffer.from(captured.join("\n")));
   });
 });

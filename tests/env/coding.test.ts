@@ -1,6 +1,14 @@
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -30,6 +38,7 @@ import {
 } from "../../src/env/coding/index.js";
 import { createRng } from "../../src/env/rng.js";
 import { type Env, EpisodeDoneError, type StepResult } from "../../src/env/types.js";
+import { resetSandboxCheck, SandboxUnavailableError } from "../../src/sandbox/index.js";
 import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = codingEnv.info;
@@ -536,6 +545,63 @@ describe("coding sandbox", () => {
     }
   });
 
+  it("cannot reach a Unix-domain socket of the host", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "clade-coding-sock-"));
+    const path = join(dir, "host.sock");
+    let connections = 0;
+    const server = createNetServer((socket) => {
+      connections++;
+      socket.end("reached");
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    try {
+      const env = await resetTask0();
+      await env.step(
+        write(
+          "reverse-words.js",
+          'import net from "node:net";\n' +
+            "const got = await new Promise((resolve) => {\n" +
+            `  const s = net.connect(${JSON.stringify(path)});\n` +
+            '  s.on("data", (d) => resolve("GOT " + d));\n' +
+            '  s.on("error", (e) => resolve("UNREACHABLE " + e.code));\n' +
+            "});\nconsole.log(got);\n" +
+            REVERSE,
+        ),
+      );
+      const text = (await env.step("run tests")).observation.text;
+      expect(text).toContain("UNREACHABLE");
+      expect(text).not.toContain("GOT");
+      expect(connections).toBe(0);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("cannot fill the disk: the workspace is a 32 MB tmpfs and says when it is full", async () => {
+    const env = await resetTask0();
+    await env.step(
+      write(
+        "reverse-words.js",
+        'import fs from "node:fs";\nlet written = 0;\n' +
+          "try {\n  for (let i = 0; i < 64; i++) {\n" +
+          '    fs.writeFileSync("fill" + i + ".bin", Buffer.alloc(8 * 1024 * 1024, 1));\n' +
+          "    written += 8;\n  }\n" +
+          '} catch (e) { console.log("STOPPED " + e.code + " after " + written + " MB"); }\n' +
+          REVERSE,
+      ),
+    );
+    const result = await env.step("run tests");
+    expect(result.info).toMatchObject({ passed: 3, total: 3 });
+    expect(result.observation.text).toMatch(/STOPPED ENOSPC after (16|24) MB/);
+    expect(result.observation.text).toContain("The workspace is full (32 MB)");
+    // What came back to the host is bounded by the tmpfs too.
+    const root = env.workspaceRoot as string;
+    const bytes = readdirSync(root).reduce((sum, name) => sum + statSync(join(root, name)).size, 0);
+    expect(bytes).toBeLessThanOrEqual(32 * 1024 * 1024);
+    expect(bytes).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
   it("truncates huge output and huge files, and still runs the tests", async () => {
     const env = await resetTask0();
     const source =
@@ -554,7 +620,8 @@ describe("coding sandbox", () => {
 
   it("confines files to the workspace and denies child processes", async () => {
     const env = await resetTask0();
-    const outside = join(process.cwd(), "package.json");
+    // A host file outside the workspace (inside the sandbox it does not even exist).
+    const outside = "/etc/hostname";
     await env.step(
       write(
         "reverse-words.js",
@@ -608,6 +675,56 @@ describe("coding sandbox", () => {
     expect(existsSync(first)).toBe(false);
     await env.close();
     expect(existsSync(second)).toBe(false);
+  });
+});
+
+describe("coding sandbox mode", () => {
+  afterEach(() => {
+    delete process.env.CLADE_SANDBOX;
+    delete process.env.CLADE_BWRAP;
+    resetSandboxCheck();
+  });
+
+  it("fails with one line saying how to install bubblewrap when it is missing", async () => {
+    process.env.CLADE_BWRAP = "/nonexistent/bwrap";
+    resetSandboxCheck();
+    const env = newEnv();
+    const error = await env.reset(0).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxUnavailableError);
+    const message = (error as Error).message;
+    expect(message).toContain("apt-get install bubblewrap");
+    expect(message).toContain("CLADE_SANDBOX=none");
+    expect(message).not.toContain("\n");
+    expect(env.workspaceRoot).toBeUndefined();
+  });
+
+  it("runs unsandboxed only when asked, and says so in its version", async () => {
+    expect(codingEnv.info.version).toBe("1.0.0");
+    process.env.CLADE_SANDBOX = "none";
+    expect(codingEnv.info.version).toBe("1.0.0+sandbox-none");
+    expect(codingEnv.info.description).toMatch(/^UNSANDBOXED/);
+    // Even with bubblewrap gone, an explicit "none" runs the tests.
+    process.env.CLADE_BWRAP = "/nonexistent/bwrap";
+    resetSandboxCheck();
+    const env = newEnv();
+    expect(env.info.version).toBe("1.0.0+sandbox-none");
+    await env.reset(0);
+    await env.step(write("reverse-words.js", REVERSE));
+    expect((await env.step("submit")).info).toMatchObject({ success: true });
+    const explicit = new CodingEnv({ sandbox: "bwrap" });
+    opened.push(explicit);
+    expect(explicit.info.version).toBe("1.0.0");
+  });
+
+  it("refuses a CLADE_SANDBOX it does not know, in one line", async () => {
+    process.env.CLADE_SANDBOX = "off";
+    expect(codingEnv.info.version).toBe("1.0.0");
+    const error = await newEnv()
+      .reset(0)
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'CLADE_SANDBOX must be "bwrap" (the sandbox) or "none" (no sandbox), got "off"',
+    );
   });
 });
 

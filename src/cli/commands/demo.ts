@@ -10,10 +10,15 @@ import { BUILTIN_ENVS } from "../../env/registry.js";
 import { runEvaluation } from "../../eval/evaluation.js";
 import { runMetrics } from "../../eval/report.js";
 import { formatTaskRange } from "../../eval/task-range.js";
+import { METHODS } from "../../improve/search/policies/index.js";
+import { runSimulation } from "../../improve/search/simulation/experiment.js";
+import { builtinScenario } from "../../improve/search/simulation/index.js";
+import type { Scenario } from "../../improve/search/simulation/scenario.js";
 import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
+import { renderSimulation, simulationJson } from "./evolve.js";
 
 /**
  * The reference solver runs every test task (proving each solvable); the random baseline runs
@@ -24,6 +29,9 @@ const DEMO_PLAN = {
   reference: { samples: 1, tasks: Number.POSITIVE_INFINITY },
   random: { samples: 4, tasks: 20 },
 } as const;
+
+/** The simulated search of the demo: the reference's trap / stepping-stone tree, few seeds. */
+const DEMO_SEARCH = { scenario: "trap", seeds: 20, budget: 800 } as const;
 
 export async function demoCommand(
   options: { db?: string; json?: boolean },
@@ -83,10 +91,19 @@ export async function demoCommand(
     store.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
+  // A simulated self-improvement search (docs/search.md): about a second.
+  const search = await runSimulation({
+    scenario: builtinScenario(DEMO_SEARCH.scenario) as Scenario,
+    methods: METHODS,
+    seeds: DEMO_SEARCH.seeds,
+    T: DEMO_SEARCH.budget,
+    W: 1,
+  });
   if (options.json) {
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
+    const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson })}\n`,
     );
     return 0;
   }
@@ -124,6 +141,10 @@ export async function demoCommand(
   io.stdout(
     "\nsuccess rate = successes / finished episodes (errors excluded); CI = 95 % bootstrap over tasks;\n" +
       "pass@k unbiased from n samples per task. Definitions: docs/metrics.md\n",
+  );
+  io.stdout(
+    `\nSelf-improvement search, simulated (clade evolve --simulate ${DEMO_SEARCH.scenario} ` +
+      `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,
   );
   return 0;
 }

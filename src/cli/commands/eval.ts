@@ -12,7 +12,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import type { LlmAgentOptions } from "../../agent/prompting.js";
+import { type LlmAgentOptions, SEND_MODES, type SendMode } from "../../agent/prompting.js";
 import {
   type AgentFactory,
   isLlmAgent,
@@ -20,7 +20,11 @@ import {
   UnknownAgentError,
 } from "../../agent/registry.js";
 import { BUILTIN_ENVS, findEnv } from "../../env/registry.js";
-import { connectRemoteEnv, fetchCladeEnvInfo } from "../../env/remote/index.js";
+import {
+  connectRemoteEnv,
+  fetchCladeEnvInfo,
+  guessAgentgymServer,
+} from "../../env/remote/index.js";
 import type { EnvDefinition } from "../../env/types.js";
 import {
   DEFAULT_FAIL_FAST_ERRORS,
@@ -51,10 +55,11 @@ import {
 } from "../../model/resolve.js";
 import { parseModelSpec } from "../../model/spec.js";
 import type { Model } from "../../model/types.js";
+import { SANDBOX_MODES, setDefaultSandboxMode } from "../../sandbox/mode.js";
 import { createResponseCache } from "../../store/response-cache.js";
 import { RunConflictError, RunStore } from "../../store/run-store.js";
 import { type CliIo, errorJson, UsageError } from "../io.js";
-import { integerOption, parseOptions, runIdSchema } from "../options.js";
+import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
 import { createProgress } from "../progress.js";
 import { addCosts, formatCost, renderMetrics, renderUsage } from "../report.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
@@ -65,14 +70,6 @@ import {
   type ModuleIdentity,
   UserModuleError,
 } from "../user-modules.js";
-
-const numberOption = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d+)?$/, "must be a number")
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 const bounded = (key: keyof typeof EVAL_BOUNDS) =>
   integerOption(EVAL_BOUNDS[key].min, EVAL_BOUNDS[key].max);
@@ -104,6 +101,7 @@ export const evalOptionsSchema = z.object({
     .optional(),
   budgetUsd: numberOption(EVAL_BOUNDS.budgetUsd.min, EVAL_BOUNDS.budgetUsd.max).optional(),
   failOnError: bounded("failOnError").optional(),
+  sandbox: z.enum(SANDBOX_MODES, { error: 'must be "bwrap" (the sandbox) or "none"' }).optional(),
   temperature: numberOption(0, 2).optional(),
   maxTokens: integerOption(1, 1_000_000).optional(),
   history: bounded("history").optional(),
@@ -116,6 +114,9 @@ export const evalOptionsSchema = z.object({
     .regex(/^\w+$/, "must be a field name such as data_idx, game or seed")
     .optional(),
   createBody: z.string().optional(),
+  send: z
+    .enum(SEND_MODES as [SendMode, ...SendMode[]], { error: "must be action or reply" })
+    .optional(),
 });
 
 export type RawEvalOptions = z.input<typeof evalOptionsSchema>;
@@ -211,6 +212,8 @@ interface RunRequest {
   params: ParamsConfig;
   history?: number;
   systemPrompt?: string;
+  /** --send: what the react agent passes to the env; undefined: the default for the env. */
+  send?: SendMode;
   remote?: RemoteRequest;
 }
 
@@ -240,6 +243,7 @@ function mergeSettings(options: EvalOptions, entry: Partial<EvalEntry> = {}) {
     ...optional("budgetUsd", options.budgetUsd ?? entry.budgetUsd),
     ...optional("history", options.history ?? entry.history),
     ...optional("systemPrompt", options.systemPrompt ?? entry.systemPrompt),
+    ...optional("send", options.send),
   };
 }
 
@@ -372,8 +376,54 @@ function parseCreateBody(text: string | undefined): Record<string, unknown> | un
   );
 }
 
+/** A JSON value with every object's keys sorted, so that key order never tells runs apart. */
+function canonicalJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return Object.fromEntries(entries.map(([key, inner]) => [key, canonicalJson(inner)]));
+}
+
+/**
+ * What reset and create send decides which tasks are played, so a resume with another
+ * --task-field or --create-body is another configuration. Each is kept only where it changes
+ * what is sent (the clade dialect sends neither; data_idx is the id dialect's default; {} adds
+ * nothing), so that settings that act alike compare alike, and runs from before resume.
+ */
+function remoteIdentity(remote: RemoteRequest): Record<string, unknown> {
+  if (remote.dialect === "clade") return {};
+  const { taskField } = remote;
+  const createBody = parseCreateBody(remote.createBody);
+  const fieldMatters =
+    taskField !== undefined && !(remote.dialect === "id" && taskField === "data_idx");
+  return {
+    ...(fieldMatters ? { taskField } : {}),
+    ...(createBody && Object.keys(createBody).length > 0
+      ? { createBody: canonicalJson(createBody) }
+      : {}),
+  };
+}
+
+/**
+ * What the react agent sends when --send is not given: the whole reply to the AgentGym servers
+ * whose own client sends it (the tool servers, which parse "Action: tool with Action Input:
+ * ..." themselves), named by --env-path or --env and spoken to in their dialect; else the
+ * action alone.
+ */
+function defaultSend(name: string, remote: RemoteRequest | undefined): SendMode {
+  if (!remote) return "action";
+  const server = guessAgentgymServer({ dialect: remote.dialect, envPath: remote.envPath, name });
+  return server?.action === "reply" ? "reply" : "action";
+}
+
 /** A remote environment: --env names it, --env-url/--dialect/--env-path say where and how. */
-async function connectEnv(name: string, remote: RemoteRequest): Promise<EnvDefinition> {
+async function connectEnv(
+  name: string,
+  remote: RemoteRequest,
+  warn: (message: string) => void,
+): Promise<EnvDefinition> {
   const { url } = remote;
   if (remote.dialect === "clade") {
     const served = await fetchCladeEnvInfo({ url });
@@ -392,6 +442,7 @@ async function connectEnv(name: string, remote: RemoteRequest): Promise<EnvDefin
     ...(createBody ? { createBody } : {}),
     // A clade server describes itself (/v1/info); for others the name is all we know.
     info: { name },
+    onWarning: warn,
   });
   // The random baseline samples as it does in-process when the environment is one clade knows.
   const known = BUILTIN_ENVS.find((def) => def.info.name === name);
@@ -425,16 +476,16 @@ function derivedRunId(request: RunRequest, env: string, agent: string): string {
   return id;
 }
 
-
 /** Resolves and validates a request: the environment, agent, model and tasks. Writes nothing. */
 async function preparePlan(
   request: RunRequest,
   loadModelConfig: () => Promise<CladeConfig>,
+  warn: (message: string) => void,
 ): Promise<RunPlan> {
   let env: EnvDefinition;
   let envModule: ModuleIdentity | undefined;
   if (request.remote) {
-    env = await connectEnv(request.env, request.remote);
+    env = await connectEnv(request.env, request.remote, warn);
   } else if (looksLikePath(request.env)) {
     const loaded = await loadEnvModule(request.env);
     env = loaded.definition;
@@ -465,6 +516,11 @@ async function preparePlan(
       `--model applies to the react and tools agents and to agent modules, not "${agentName}"`,
     );
   }
+  const react = llm && agentName === "react";
+  if (request.send !== undefined && !react) {
+    throw new UsageError(`--send applies to the react agent, not "${agentName}"`);
+  }
+  const send = request.send ?? defaultSend(request.env, request.remote);
   if (!agentModule && !request.model && envModule && agentName === "reference") {
     throw new UnknownAgentError(
       `no reference solver for environment "${env.info.name}" (${request.env}); give --agent (random, or a module such as ./my-agent.ts)`,
@@ -483,6 +539,8 @@ async function preparePlan(
       agentOptions = {
         ...(request.history !== undefined ? { historyWindow: request.history } : {}),
         ...(request.systemPrompt !== undefined ? { systemPrompt: request.systemPrompt } : {}),
+        // Stored only when not the default "action", so runs from before --send still resume.
+        ...(react && send === "reply" ? { send } : {}),
       };
     }
   }
@@ -520,6 +578,7 @@ async function preparePlan(
             envUrl: remote.url,
             dialect: remote.dialect,
             ...(remote.envPath ? { envPath: remote.envPath } : {}),
+            ...remoteIdentity(remote),
           }
         : {}),
       // A module is identified by where it is and by its content: a changed file is a
@@ -744,6 +803,19 @@ export async function evalCommand(
   raw: RawEvalOptions,
   io: CliIo,
 ): Promise<number> {
+  const { sandbox } = parseOptions(evalOptionsSchema, raw);
+  // --sandbox none is the user's explicit choice for this command only (the coding env's
+  // version then says so, in the stored run and on every report of it).
+  if (sandbox === undefined) return evaluate(names, raw, io);
+  setDefaultSandboxMode(sandbox);
+  try {
+    return await evaluate(names, raw, io);
+  } finally {
+    setDefaultSandboxMode(undefined);
+  }
+}
+
+async function evaluate(names: readonly string[], raw: RawEvalOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evalOptionsSchema, raw);
   // Everything is validated before the store is opened: bad input writes nothing.
   let configLoaded: Promise<{ config: CladeConfig; path?: string }> | undefined;
@@ -753,9 +825,11 @@ export async function evalCommand(
     return (await configLoaded).config;
   };
   if (options.config) await loadModelConfig();
+  // Warnings while a run goes on (a remote env's task field that seems ignored): one line each.
+  const warn = (message: string) => io.stderr(`warning: ${message}\n`);
 
   if (names.length === 0) {
-    const plan = await preparePlan(singleRequest(options), loadModelConfig);
+    const plan = await preparePlan(singleRequest(options), loadModelConfig, warn);
     const store = RunStore.open(options.db);
     let outcome: RunOutcome;
     try {
@@ -784,7 +858,7 @@ export async function evalCommand(
   const { config, path } = await (configLoaded as Promise<{ config: CladeConfig; path?: string }>);
   const requests = evalSetRequests(names, options, config, path);
   const plans: RunPlan[] = [];
-  for (const request of requests) plans.push(await preparePlan(request, loadModelConfig));
+  for (const request of requests) plans.push(await preparePlan(request, loadModelConfig, warn));
   const seen = new Map<string, RunPlan>();
   for (const plan of plans) {
     const other = seen.get(plan.runId);

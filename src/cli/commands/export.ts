@@ -2,7 +2,12 @@
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { z } from "zod";
 import { findEnvInfo } from "../../env/infos.js";
-import { toAgentTraj, toChatMessages } from "../../store/export.js";
+import {
+  ITEM_ID_STYLES,
+  type ItemIdStyle,
+  toAgentTraj,
+  toChatMessages,
+} from "../../store/export.js";
 import { DamagedEpisodeError, damagedWarning } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { parseOptions } from "../options.js";
@@ -13,6 +18,11 @@ const exportOptionsSchema = z.object({
   format: z.enum(["agenttraj", "chat"], { error: 'must be "agenttraj" or "chat"' }),
   out: z.string().min(1).optional(),
   successOnly: z.boolean().optional(),
+  itemIds: z
+    .enum(ITEM_ID_STYLES as [ItemIdStyle, ...ItemIdStyle[]], {
+      error: 'must be "agentgym" or "clade"',
+    })
+    .optional(),
 });
 
 export function exportCommand(
@@ -21,6 +31,9 @@ export function exportCommand(
   io: CliIo,
 ): number {
   const options = parseOptions(exportOptionsSchema, raw);
+  if (options.itemIds && options.format !== "agenttraj") {
+    throw new UsageError("--item-ids applies to --format agenttraj (chat lines carry no item id)");
+  }
   if (options.out && existsSync(options.out) && statSync(options.out).isDirectory()) {
     throw new UsageError(`--out ${options.out} is a directory; give a file path`);
   }
@@ -28,10 +41,13 @@ export function exportCommand(
   const partial = options.out ? `${options.out}.partial-${process.pid}` : undefined;
   let fd: number | undefined;
   try {
-    const info = findEnvInfo(run.env);
-    if (!info) {
+    // Each episode records the instruction its agent saw; episodes stored before clade kept it
+    // fall back to the instruction of the built-in env of the run's name.
+    const fallback = findEnvInfo(run.env)?.instruction;
+    if (fallback === undefined && store.finishedWithoutInstruction(runId) > 0) {
       throw new UsageError(
-        `run "${runId}" used environment "${run.env}", which this clade does not have`,
+        `run "${runId}" used environment "${run.env}", which this clade does not have, and ` +
+          "its episodes were stored without the instruction their agent saw",
       );
     }
     try {
@@ -58,7 +74,14 @@ export function exportCommand(
         damaged++;
         continue;
       }
-      const source = { env: run.env, instruction: info.instruction, episode, steps };
+      const instruction = store.instruction(episode.id) ?? fallback ?? "";
+      const source = {
+        env: run.env,
+        instruction,
+        episode,
+        steps,
+        itemIds: options.itemIds ?? "agentgym",
+      };
       if (agentTraj) {
         write(`${first ? "\n" : ",\n"}${JSON.stringify(toAgentTraj(source))}`);
       } else {

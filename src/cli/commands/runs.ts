@@ -216,10 +216,18 @@ function findEpisode(
   return found;
 }
 
-/** The instruction the agent saw: the built-in env's, if the run used that same version. */
-async function instructionOf(run: RunRow): Promise<string | null> {
-  // Loaded here, not by `clade runs` or `clade show` without --episode. None for a remote or
-  // custom env, whose instruction clade does not keep.
+/**
+ * The instruction the agent saw: as the episode recorded it, else (episodes stored before clade
+ * kept it) the built-in env's, if the run used that same version.
+ */
+async function instructionOf(
+  store: RunStore,
+  run: RunRow,
+  episode: StoredEpisode,
+): Promise<string | null> {
+  const stored = store.instruction(episode.id);
+  if (stored !== null) return stored;
+  // Loaded here, not by `clade runs` or `clade show` without --episode.
   const { findEnvInfo } = await import("../../env/infos.js");
   const info = findEnvInfo(run.env);
   return info !== undefined && info.version === run.envVersion ? info.instruction : null;
@@ -253,7 +261,7 @@ async function showEpisode(
         `(${problems.join("; ")}); showing what can be read\n`,
     );
   }
-  const instruction = await instructionOf(run);
+  const instruction = await instructionOf(store, run, episode);
   if (options.json) {
     io.stdout(
       `${JSON.stringify({ schema: "clade.episode/1", run, episode, instruction, steps, calls: calls.map(callForJson) })}\n`,

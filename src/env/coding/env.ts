@@ -1,7 +1,19 @@
 /**
  * The coding environment: write a solution file in a temporary workspace, run the visible tests
- * in a sandboxed child process, and submit to be graded on the hidden tests.
+ * in clade's sandbox (src/sandbox), and submit to be graded on the hidden tests.
+ *
+ * Sandbox mode: "bwrap" unless CLADE_SANDBOX=none (or the `sandbox` option) says otherwise. A
+ * run in mode "none" has the environment version `1.0.0+sandbox-none`: stored with the run (so
+ * such a run never resumes under the sandbox, nor the other way round) and printed wherever the
+ * run is shown.
  */
+import {
+  checkSandbox,
+  defaultSandboxMode,
+  isSandboxMode,
+  SANDBOX_MODE_VARIABLE,
+  type SandboxMode,
+} from "../../sandbox/index.js";
 import {
   activeEpisode,
   checkTaskIndex,
@@ -51,6 +63,32 @@ export const CODING_INFO: EnvInfo = {
   maxSteps: MAX_STEPS,
 };
 
+/** The build metadata a coding run without the sandbox carries in its environment version. */
+export const UNSANDBOXED_VERSION_SUFFIX = "+sandbox-none";
+
+const UNSANDBOXED_INFO: EnvInfo = {
+  ...CODING_INFO,
+  version: `${CODING_INFO.version}${UNSANDBOXED_VERSION_SUFFIX}`,
+  description: `UNSANDBOXED (${SANDBOX_MODE_VARIABLE}=none): agent code runs as a plain child process. ${CODING_INFO.description}`,
+};
+
+/** The environment's metadata for a sandbox mode. */
+export function codingInfo(mode: SandboxMode): EnvInfo {
+  return mode === "none" ? UNSANDBOXED_INFO : CODING_INFO;
+}
+
+/**
+ * The mode the process default names, for metadata; an invalid CLADE_SANDBOX reads as "bwrap"
+ * here and fails the first reset with its one-line error.
+ */
+export function currentCodingInfo(): EnvInfo {
+  try {
+    return codingInfo(defaultSandboxMode());
+  } catch {
+    return CODING_INFO;
+  }
+}
+
 /** Makes Node load the workspace's .js files as ES modules, whatever its version's defaults. */
 const PACKAGE_FILE = "package.json";
 const PACKAGE_JSON = '{ "type": "module" }\n';
@@ -63,6 +101,11 @@ export interface CodingEnvOptions {
   timeoutMs?: number;
   /** Longest wait for a free sandbox slot before the step fails (default 2 minutes). */
   queueTimeoutMs?: number;
+  /**
+   * "bwrap" (the sandbox) or "none" (no sandbox: agent code runs as a plain child process).
+   * Defaults to CLADE_SANDBOX, else "bwrap"; never "none" unless asked for.
+   */
+  sandbox?: SandboxMode;
 }
 
 interface Episode {
@@ -79,8 +122,8 @@ interface TestRun {
 }
 
 export class CodingEnv implements Env {
-  readonly info = CODING_INFO;
   private episode: Episode | undefined;
+  private readonly sandbox: SandboxMode | undefined;
   private readonly timeoutMs: number;
   private readonly queueTimeoutMs: number | undefined;
   /** Aborted by close(): a run still waiting for a sandbox slot gives it up, a running one dies. */
@@ -89,6 +132,19 @@ export class CodingEnv implements Env {
   constructor(options: CodingEnvOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.queueTimeoutMs = options.queueTimeoutMs;
+    if (options.sandbox !== undefined && !isSandboxMode(options.sandbox)) {
+      throw new RangeError(`the coding env's sandbox must be "bwrap" or "none"`);
+    }
+    this.sandbox = options.sandbox;
+  }
+
+  get info(): EnvInfo {
+    return this.sandbox === undefined ? currentCodingInfo() : codingInfo(this.sandbox);
+  }
+
+  /** How agent code runs: the option, else the process default (which may throw one line). */
+  get sandboxMode(): SandboxMode {
+    return this.sandbox ?? defaultSandboxMode();
   }
 
   /** The current episode's workspace directory (for inspection), if any. */
@@ -99,6 +155,8 @@ export class CodingEnv implements Env {
   async reset(taskIndex: number, options: ResetOptions = {}): Promise<Observation> {
     checkTaskIndex(this.info, taskIndex);
     const task = generateTask(taskIndex, options.seed ?? 0);
+    // No sandbox, no episode: one line saying how to install it (or an explicit "none").
+    if (this.sandboxMode === "bwrap") await checkSandbox();
     this.discardWorkspace();
     const workspace = Workspace.create(
       {
@@ -143,7 +201,7 @@ export class CodingEnv implements Env {
         const { verdicts, summary, run } = await this.uncountedOnFailure(episode, () =>
           this.runTests(episode, task.visible),
         );
-        const text = runTestsText(task, summary, verdicts, run, workspace.root);
+        const text = runTestsText(task, summary, verdicts, run, run.workdir);
         return this.result(episode, text, {
           passed: summary.passed,
           total: summary.total,
@@ -187,6 +245,7 @@ export class CodingEnv implements Env {
         root: workspace.root,
         timeoutMs: this.timeoutMs,
         signal: this.runs.signal,
+        mode: this.sandboxMode,
         ...(this.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: this.queueTimeoutMs }),
       },
     );
@@ -195,7 +254,7 @@ export class CodingEnv implements Env {
     const summary: RunSummary = {
       passed: verdicts.filter((verdict) => verdict.passed).length,
       total: tests.length,
-      loadProblem: loadProblem(suite, task, run, workspace.root),
+      loadProblem: loadProblem(suite, task, run, run.workdir),
       stopProblem: stopProblem(run, this.timeoutMs),
       syntaxError: suite.load?.ok === false && suite.load.error.name === "SyntaxError",
     };

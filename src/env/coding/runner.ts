@@ -1,21 +1,26 @@
 /**
- * The sandboxed test runner. Agent code runs only in a child `node` process: empty environment
- * (no inherited variables, so no secrets), 128 MB heap, a wall-clock timeout that kills the
- * child's process group, capped output, cwd = the workspace, and, where Node offers it, the
- * permission model: files readable and writable only inside the workspace, no child processes,
- * no workers, no addons. Where unprivileged namespaces are available (`unshare -rnpf`), the child
- * also gets its own network namespace (the host's servers are unreachable) and its own PID
- * namespace (it cannot see or signal the host's processes).
+ * The test runner. Agent code runs only in clade's sandbox (src/sandbox: bubblewrap with its own
+ * user, PID, network, IPC and mount namespaces, a 32 MB tmpfs workspace, rlimits, an empty
+ * environment), in a `node` that also runs under Node's permission model: files readable and
+ * writable only inside the workspace, no child processes, no workers, no addons. The harness
+ * reads its spec from stdin and reports on the sandbox's channel (fd 3). If bubblewrap is
+ * missing, runs fail with one line saying how to install it; only an explicit sandbox mode
+ * "none" (CLADE_SANDBOX=none or the env's option) runs the child unsandboxed.
  *
  * Children run at most SANDBOX_SLOTS at a time per process, a number derived from the machine's
  * memory, however many coding environments are open (a server may hold 1,024); further runs
  * wait in line.
  */
-import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { pathToFileURL } from "node:url";
+import {
+  defaultSandboxMode,
+  runSandboxed,
+  SANDBOX_WORKDIR,
+  type SandboxLimits,
+  type SandboxMode,
+} from "../../sandbox/index.js";
 import { EnvError } from "../types.js";
 import { HARNESS_SOURCE, type HarnessSpec } from "./harness.js";
 
@@ -25,17 +30,26 @@ export const OUTPUT_KEEP_CHARS = 4000;
 /** A child printing more than this in total is killed. */
 export const OUTPUT_KILL_BYTES = 8 * 1024 * 1024;
 /**
- * A child whose processes hold more resident memory than this is killed. --max-old-space-size
- * caps only the JS heap; Buffers and other native memory are caught here.
+ * A child whose processes hold more resident memory than this is killed (sampled every 50 ms).
+ * --max-old-space-size caps only the JS heap; Buffers and other native memory are caught here,
+ * and RLIMIT_DATA (CODING_DATA_BYTES) is the ceiling the kernel enforces between samples.
  */
 export const MEMORY_KILL_BYTES = 256 * 1024 * 1024;
-const MEMORY_CHECK_MS = 50;
+/** RLIMIT_DATA of the child: what it can never exceed, whatever the watchdog sees. */
+export const CODING_DATA_BYTES = 512 * 1024 * 1024;
+/** Size of the sandbox's workspace (a tmpfs): code under test cannot write more than this. */
+export const WORKSPACE_BYTES = 32 * 1024 * 1024;
+/** Size of the sandbox's /tmp. */
+export const TMP_BYTES = 8 * 1024 * 1024;
+/** The largest file code under test may write (RLIMIT_FSIZE). */
+export const FILE_BYTES = 16 * 1024 * 1024;
 /**
- * Memory budgeted per concurrent child: the RSS kill line plus a margin, because the watchdog
- * samples every MEMORY_CHECK_MS (a child can overshoot in between) and the `unshare` wrapper
- * and pipes cost a little too.
+ * Memory budgeted per concurrent child: the RSS kill line plus a margin (the watchdog samples,
+ * so a child can overshoot in between; bwrap and pipes cost a little too), plus the sandbox's
+ * tmpfs workspace and /tmp, which live in memory.
  */
-export const SANDBOX_RUN_MEMORY_BYTES = MEMORY_KILL_BYTES + 64 * 1024 * 1024;
+export const SANDBOX_RUN_MEMORY_BYTES =
+  MEMORY_KILL_BYTES + 64 * 1024 * 1024 + WORKSPACE_BYTES + TMP_BYTES;
 /**
  * Share of the machine's memory that sandboxed children may take together; the rest is the host
  * process's (the env server and its instances) and everything else on the machine.
@@ -175,21 +189,6 @@ export function setSandboxConcurrency(limit?: number): void {
   slots.pump();
 }
 
-/** Resident bytes of a process and its children (Linux /proc; 0 where unreadable). */
-function residentBytes(pid: number): number {
-  let total = 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    total += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
-    for (const child of children ? children.split(/\s+/) : [])
-      total += residentBytes(Number(child));
-  } catch {
-    // The process ended, or this is not Linux: nothing to add.
-  }
-  return total;
-}
-
 /** Result records beyond this size are dropped (the harness keeps values far smaller). */
 const RECORDS_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -203,28 +202,6 @@ function permissionFlags(root: string): string[] {
       : undefined;
   if (flag === undefined) return [];
   return [flag, `--allow-fs-read=${root}`, `--allow-fs-write=${root}`];
-}
-
-const NAMESPACE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"];
-let namespacesAvailable: boolean | undefined;
-
-/** Whether `unshare` can give the child its own user, network and PID namespaces here. */
-function canUseNamespaces(): boolean {
-  if (namespacesAvailable === undefined) {
-    const probe = spawnSync("unshare", [...NAMESPACE_ARGS, "true"], {
-      stdio: "ignore",
-      timeout: 5000,
-    });
-    namespacesAvailable = probe.status === 0;
-  }
-  return namespacesAvailable;
-}
-
-/** The command that starts the sandboxed node with these arguments. */
-function sandboxCommand(nodeArgs: string[]): [string, string[]] {
-  return canUseNamespaces()
-    ? ["unshare", [...NAMESPACE_ARGS, process.execPath, ...nodeArgs]]
-    : [process.execPath, nodeArgs];
 }
 
 export interface SuiteRequest {
@@ -263,11 +240,19 @@ export interface SandboxRun {
   outputExceeded: boolean;
   /** Killed for using more than MEMORY_KILL_BYTES of resident memory. */
   memoryExceeded: boolean;
+  /** Killed by RLIMIT_CPU. */
+  cpuExceeded: boolean;
+  /** The workspace (WORKSPACE_BYTES) was full at the end: some write failed. */
+  workspaceFull: boolean;
   exitCode: number | null;
   signal: string | null;
   stdout: CappedText;
   stderr: CappedText;
   durationMs: number;
+  /** How the code ran: "bwrap" (the sandbox) or "none" (explicitly unsandboxed). */
+  mode: SandboxMode;
+  /** The workspace's path as the code saw it (stripped from texts shown to the agent). */
+  workdir: string;
 }
 
 export interface CappedText {
@@ -277,7 +262,10 @@ export interface CappedText {
 }
 
 export interface SandboxOptions {
-  /** Absolute workspace directory: the child's cwd and the only place it may read or write. */
+  /**
+   * Absolute host workspace directory: copied into the sandbox's /work for the run and mirrored
+   * back after it (in mode "none", the child's cwd itself).
+   */
   root: string;
   /** Wall-clock limit of the child, from its start (time spent waiting for a slot not counted). */
   timeoutMs?: number;
@@ -285,43 +273,26 @@ export interface SandboxOptions {
   queueTimeoutMs?: number;
   /** Aborting gives up a run still waiting for a slot, or kills its child once started. */
   signal?: AbortSignal;
+  /** "bwrap" unless said otherwise (CLADE_SANDBOX, see src/sandbox/mode.ts). */
+  mode?: SandboxMode;
 }
 
-class TextCollector {
-  private kept = "";
-  private dropped = 0;
-  add(chunk: string): void {
-    const room = OUTPUT_KEEP_CHARS - this.kept.length;
-    if (room > 0) this.kept += chunk.slice(0, room);
-    this.dropped += Math.max(0, chunk.length - Math.max(0, room));
-  }
-  result(): CappedText {
-    return { text: this.kept, dropped: this.dropped };
-  }
-}
-
-/** Splits fd-3 bytes into JSON records; anything unparseable is ignored. */
-class RecordReader {
-  private pending = "";
-  private bytes = 0;
-  constructor(private readonly onRecord: (record: Record<string, unknown>) => void) {}
-  add(chunk: string): void {
-    this.bytes += chunk.length;
-    if (this.bytes > RECORDS_MAX_BYTES) return;
-    this.pending += chunk;
-    let newline = this.pending.indexOf("\n");
-    while (newline >= 0) {
-      const line = this.pending.slice(0, newline);
-      this.pending = this.pending.slice(newline + 1);
-      newline = this.pending.indexOf("\n");
-      try {
-        const record = JSON.parse(line) as unknown;
-        if (record && typeof record === "object") this.onRecord(record as Record<string, unknown>);
-      } catch {
-        // Not a harness record: ignore it.
-      }
-    }
-  }
+/** The sandbox limits of one test run with this wall-clock limit. */
+export function codingLimits(timeoutMs: number): SandboxLimits {
+  return {
+    wallMs: timeoutMs,
+    // The wall clock fires first; RLIMIT_CPU only backs it up.
+    cpuSeconds: Math.ceil(timeoutMs / 1000) + 1,
+    memoryBytes: CODING_DATA_BYTES,
+    residentBytes: MEMORY_KILL_BYTES,
+    // Node alone runs about ten threads; the permission model allows no child processes.
+    processes: 64,
+    fileBytes: FILE_BYTES,
+    workspaceBytes: WORKSPACE_BYTES,
+    tmpBytes: TMP_BYTES,
+    openFiles: 128,
+    outputBytes: OUTPUT_KILL_BYTES,
+  };
 }
 
 function asErrorReport(value: unknown): ErrorReport {
@@ -382,14 +353,17 @@ export async function runInSandbox(
   }
 }
 
-function runChild(suites: SuiteRequest[], options: SandboxOptions): Promise<SandboxRun> {
-  const { root, signal: abortSignal } = options;
+async function runChild(suites: SuiteRequest[], options: SandboxOptions): Promise<SandboxRun> {
+  const { root, signal } = options;
+  const mode = options.mode ?? defaultSandboxMode();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // The path the code sees its workspace at.
+  const workdir = mode === "bwrap" ? SANDBOX_WORKDIR : root;
   const spec: HarnessSpec = {
-    root,
+    root: workdir,
     nonce: randomUUID(),
     suites: suites.map((suite) => ({
-      module: pathToFileURL(`${root}/${suite.file}`).href,
+      module: pathToFileURL(`${workdir}/${suite.file}`).href,
       names: suite.names,
       calls: suite.calls,
     })),
@@ -398,100 +372,46 @@ function runChild(suites: SuiteRequest[], options: SandboxOptions): Promise<Sand
     load: undefined,
     cases: new Array<CaseRecord | undefined>(suite.calls.length).fill(undefined),
   }));
-  const started = Date.now();
-  const args = [
-    "--max-old-space-size=128",
-    ...permissionFlags(root),
-    "--no-warnings",
-    "--input-type=module",
-    "--eval",
-    HARNESS_SOURCE,
-  ];
-
-  return new Promise((resolve) => {
-    const [command, commandArgs] = sandboxCommand(args);
-    const child = spawn(command, commandArgs, {
-      cwd: root,
-      env: {},
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
-      // Its own process group, so a kill reaches anything it started.
-      detached: true,
-      windowsHide: true,
-    });
-    const stdout = new TextCollector();
-    const stderr = new TextCollector();
-    let outputBytes = 0;
-    let completed = false;
-    let timedOut = false;
-    let outputExceeded = false;
-    let memoryExceeded = false;
-    let settled = false;
-
-    const kill = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
+  let completed = false;
+  const result = await runSandboxed({
+    mode,
+    command: process.execPath,
+    args: [
+      "--max-old-space-size=128",
+      ...permissionFlags(workdir),
+      "--no-warnings",
+      "--input-type=module",
+      "--eval",
+      HARNESS_SOURCE,
+    ],
+    workspace: root,
+    env: {},
+    stdin: JSON.stringify(spec),
+    limits: codingLimits(timeoutMs),
+    outputKeepChars: OUTPUT_KEEP_CHARS,
+    channelLimits: { maxTotalBytes: RECORDS_MAX_BYTES, maxLineBytes: RECORDS_MAX_BYTES },
+    // Harness records are notifications; those without the run's nonce are ignored.
+    onMessage: (record) => {
+      if (record && typeof record === "object" && !Array.isArray(record)) {
+        if (storeRecord(runs, record as Record<string, unknown>, spec.nonce)) completed = true;
       }
-    };
-    const timer = setTimeout(() => {
-      timedOut = !completed;
-      kill();
-    }, timeoutMs);
-    // An abort kills the child; the run still settles with what it got, when the child closes.
-    const onAbort = () => kill();
-    abortSignal?.addEventListener("abort", onAbort, { once: true });
-    const memoryWatch = setInterval(() => {
-      if (child.pid !== undefined && residentBytes(child.pid) > MEMORY_KILL_BYTES) {
-        memoryExceeded = true;
-        kill();
-      }
-    }, MEMORY_CHECK_MS);
-
-    const onOutput = (collector: TextCollector) => (chunk: string) => {
-      outputBytes += chunk.length;
-      collector.add(chunk);
-      if (outputBytes > OUTPUT_KILL_BYTES && !outputExceeded) {
-        outputExceeded = true;
-        kill();
-      }
-    };
-    child.stdout?.setEncoding("utf8").on("data", onOutput(stdout));
-    child.stderr?.setEncoding("utf8").on("data", onOutput(stderr));
-    const records = new RecordReader((record) => {
-      if (storeRecord(runs, record, spec.nonce)) completed = true;
-    });
-    const resultPipe = child.stdio[3];
-    if (resultPipe && "setEncoding" in resultPipe) {
-      resultPipe.setEncoding("utf8");
-      resultPipe.on("data", (chunk: string) => records.add(chunk));
-      resultPipe.on("error", () => {});
-    }
-    // The child may exit before reading its spec; a broken pipe here is not our failure.
-    child.stdin?.on("error", () => {});
-    child.stdin?.end(JSON.stringify(spec));
-
-    const finish = (exitCode: number | null, signal: string | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearInterval(memoryWatch);
-      abortSignal?.removeEventListener("abort", onAbort);
-      resolve({
-        suites: runs,
-        completed,
-        timedOut,
-        outputExceeded,
-        memoryExceeded,
-        exitCode,
-        signal,
-        stdout: stdout.result(),
-        stderr: stderr.result(),
-        durationMs: Date.now() - started,
-      });
-    };
-    // "close" fires after every stdio stream has ended, so all records are in.
-    child.on("close", (code, signal) => finish(code, signal));
-    child.on("error", () => finish(null, null));
+    },
+    ...(signal === undefined ? {} : { signal }),
   });
+  return {
+    suites: runs,
+    completed,
+    timedOut: result.timedOut && !completed,
+    outputExceeded: result.killedBy === "output",
+    memoryExceeded: result.killedBy === "memory",
+    cpuExceeded: result.killedBy === "cpu",
+    workspaceFull: result.workspaceFull,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    durationMs: result.durationMs,
+    mode: result.mode,
+    workdir,
+  };
 }

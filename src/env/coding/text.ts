@@ -1,7 +1,7 @@
 /** The coding environment's texts: the instruction and every observation's wording. */
 import { echo } from "./actions.js";
 import { type CaseVerdict, describeThrown } from "./grading.js";
-import type { CappedText, SandboxRun, SuiteRun } from "./runner.js";
+import { type CappedText, type SandboxRun, type SuiteRun, WORKSPACE_BYTES } from "./runner.js";
 import type { CodingTask } from "./task.js";
 
 export const MAX_STEPS = 20;
@@ -158,6 +158,7 @@ export function stopProblem(run: SandboxRun, timeoutMs: number): string | undefi
   if (run.memoryExceeded) {
     return "The tests were stopped: your code used more than 256 MB of memory.";
   }
+  if (run.cpuExceeded) return "The tests were stopped: your code used too much CPU time.";
   const how = run.signal ? `signal ${run.signal}` : `exit code ${run.exitCode}`;
   const memory = /heap limit|out of memory/i.test(run.stderr.text) ? " (out of memory)" : "";
   return `The test process ended early with ${how}${memory} before all tests finished.`;
@@ -210,6 +211,11 @@ export function runTestsText(
   const verdict = passed === total ? "all passed" : `${passed} passed, ${total - passed} failed`;
   const parts = [`Visible tests of ${task.solutionFile}: ${total} run, ${verdict}.`];
   const stated = problems(summary);
+  if (run.workspaceFull) {
+    stated.push(
+      `The workspace is full (${WORKSPACE_BYTES / 1024 / 1024} MB): your code's last writes failed (ENOSPC).`,
+    );
+  }
   if (stated.length > 0) parts.push(stated.join("\n"));
   // A module that could not be used fails every test the same way: the problem says it all.
   if (summary.loadProblem === undefined && passed < total) {

@@ -1,22 +1,22 @@
 /**
- * A per-episode temporary directory holding the exercise's files. File names are flat (no
- * directories); symbolic links and other non-regular files are never read or written through,
- * since code run in the sandbox may have created them.
+ * A per-episode temporary directory holding the exercise's files, under the sandbox module's
+ * clade-owned folder (removed at exit; left behind by a killed process, it is removed by the next
+ * one). File names are flat (no directories); symbolic links and other non-regular files are
+ * never read or written through. Tests run on a copy in the sandbox's sized tmpfs, copied back
+ * afterwards, so what code under test writes here never exceeds the sandbox's workspace size.
  */
 import {
   closeSync,
   fstatSync,
   lstatSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readSync,
-  realpathSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createWorkspace } from "../../sandbox/index.js";
 
 export const MAX_FILE_CHARS = 100_000;
 export const MAX_FILES = 20;
@@ -42,14 +42,14 @@ export class Workspace {
     private readonly readOnly: ReadonlySet<string>,
   ) {}
 
-  /** A fresh directory under the OS temp dir holding `files`; `readOnly` names refuse writes. */
+  /** A fresh directory holding `files`; `readOnly` names refuse writes. */
   static create(files: Readonly<Record<string, string>>, readOnly: readonly string[]): Workspace {
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.once("exit", removeLiveRoots);
     }
-    // The real path: the sandbox's permission flags compare resolved paths.
-    const root = realpathSync(mkdtempSync(join(tmpdir(), "clade-coding-")));
+    // A real path: in mode "none" the permission flags compare resolved paths.
+    const root = createWorkspace("coding-");
     liveRoots.add(root);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text);
     return new Workspace(root, new Set(readOnly));

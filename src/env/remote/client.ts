@@ -16,6 +16,7 @@ import {
   type SamplingEnvDefinition,
   type StepResult,
 } from "../types.js";
+import { guessAgentgymServer } from "./agentgym.js";
 import {
   DEFAULT_TASK_FIELDS,
   DIALECTS,
@@ -32,6 +33,7 @@ import {
   serverError,
   unavailableError,
 } from "./errors.js";
+import { TaskFieldCheck } from "./task-check.js";
 import { type JsonReply, quote, requestJson, TransportError } from "./transport.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
@@ -95,6 +97,12 @@ export interface RemoteEnvOptions {
   retry?: RemoteRetryPolicy;
   /** On reset, replace an instance the server forgot (idle expiry, restart). Default true. */
   recreateLostInstances?: boolean;
+  /**
+   * Called with a one-line warning when something looks wrong without failing: three different
+   * tasks that began alike and answered the same first action alike, as when the server
+   * ignores the task field (see task-check.ts). Default: process.emitWarning.
+   */
+  onWarning?: (message: string) => void;
   /** Sleep used between retries; injected by tests. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -255,16 +263,47 @@ export function remoteEnvInfo(options: RemoteEnvOptions, discovered?: EnvInfo): 
   return { ...base, ...options.info, name };
 }
 
+/**
+ * The watch for a task field the server ignores, for the AgentGym dialects (the clade dialect
+ * names its task in a field every clade server reads).
+ */
+function taskFieldCheck(options: RemoteEnvOptions, info: EnvInfo): TaskFieldCheck | null {
+  const dialect = options.dialect ?? "id";
+  if (dialect === "clade") return null;
+  const taskField = options.taskField ?? DEFAULT_TASK_FIELDS[dialect];
+  return new TaskFieldCheck({
+    envName: info.name,
+    dialect,
+    taskFields: typeof taskField === "string" ? [taskField] : taskField,
+    server: guessAgentgymServer({ dialect, envPath: options.env, name: info.name }),
+    warn: options.onWarning ?? ((message) => process.emitWarning(message, "CladeWarning")),
+  });
+}
+
 export class RemoteEnv implements Env {
   readonly info: EnvInfo;
   private readonly remote: ResolvedRemote;
+  private readonly check: TaskFieldCheck | null;
   private instance: number | undefined;
   private creating: Promise<number> | undefined;
   private episode: "none" | "running" | "done" = "none";
+  /** The task of the episode under way, and whether it has taken a step. */
+  private task = 0;
+  private stepped = false;
 
-  constructor(options: RemoteEnvOptions, info: EnvInfo = remoteEnvInfo(options)) {
+  /**
+   * `check` is shared by the instances of one connected env (connectRemoteEnv), so that tasks
+   * played on different instances are compared; by default each RemoteEnv has its own; null:
+   * none (a clade server, which refuses a reset without its task).
+   */
+  constructor(
+    options: RemoteEnvOptions,
+    info: EnvInfo = remoteEnvInfo(options),
+    check: TaskFieldCheck | null = taskFieldCheck(options, info),
+  ) {
     this.remote = resolveRemote(options);
     this.info = info;
+    this.check = check;
   }
 
   /** The server's id of this env's instance, once created. */
@@ -286,6 +325,9 @@ export class RemoteEnv implements Env {
       observation = await this.resetOn(await this.ensureInstance(), taskIndex, seed);
     }
     this.episode = "running";
+    this.task = taskIndex;
+    this.stepped = false;
+    this.check?.reset(taskIndex, observation.text);
     return observation;
   }
 
@@ -298,6 +340,10 @@ export class RemoteEnv implements Env {
     const body = await this.call(dialect.step(this.instance, action), "unsent-only");
     const result = this.read(() => dialect.readStep(body), "/step");
     if (result.done) this.episode = "done";
+    if (!this.stepped) {
+      this.stepped = true;
+      this.check?.firstStep(this.task, action, result.observation.text);
+    }
     return result;
   }
 
@@ -444,9 +490,11 @@ export async function connectRemoteEnv(options: RemoteEnvOptions): Promise<Sampl
   resolveRemote(options);
   const discovered = await fetchCladeEnvInfo(options);
   const info = remoteEnvInfo(options, discovered);
+  // A clade server reads every task field clade sends, and refuses a reset without one.
+  const check = discovered ? null : taskFieldCheck(options, info);
   return {
     info,
-    create: () => new RemoteEnv(options, info),
+    create: () => new RemoteEnv(options, info, check),
     sampleAction: sampleRemoteAction,
   };
 }

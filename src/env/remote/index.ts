@@ -1,5 +1,12 @@
 /** Environments served over HTTP (AgentGym's dialects and clade's /v1 API) as clade Envs. */
 export {
+  AGENTGYM_SERVERS,
+  type AgentgymActionInput,
+  type AgentgymServer,
+  findAgentgymServer,
+  guessAgentgymServer,
+} from "./agentgym.js";
+export {
   connectRemoteEnv,
   createRemoteEnv,
   DEFAULT_REQUEST_TIMEOUT_MS,

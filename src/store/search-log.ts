@@ -1,0 +1,305 @@
+/**
+ * Self-improvement searches in the store: one row per search (its configuration and status) and
+ * its append-only event log (docs/search.md). The tree is a fold of the log, so the log is all
+ * that is kept: an event is committed before the work it announces starts, and never changed.
+ */
+import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
+
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** What a piece of work cost: model tokens and dollars (0 when it used no model). */
+export interface WorkUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export type EvaluationOutcome = "pass" | "fail" | "error";
+
+/**
+ * One event of a search. `work` numbers improvements and evaluations together, in the order they
+ * were dispatched (0, 1, 2, ...). `task` is a task index of the search's task list.
+ */
+export type SearchEvent =
+  | { type: "improvement_started"; work: number; parent: number }
+  | {
+      type: "improvement_finished";
+      work: number;
+      parent: number;
+      /** The child's node id: the number of nodes before it (the root is 0). */
+      node: number;
+      /** The improver's record of the child (in a simulation, its hidden state). */
+      data: JsonValue;
+      usage: WorkUsage;
+      durationMs: number;
+    }
+  | {
+      type: "improvement_failed";
+      work: number;
+      parent: number;
+      /** Why no child came of it: an empty patch, a failed check, an error. */
+      reason: string;
+      usage: WorkUsage;
+      durationMs: number;
+    }
+  | { type: "evaluation_dispatched"; work: number; node: number; task: number; attempt: number }
+  | {
+      type: "evaluation_finished";
+      work: number;
+      node: number;
+      task: number;
+      outcome: EvaluationOutcome;
+      /** Why it errored; null for a pass or a fail. */
+      reason: string | null;
+      usage: WorkUsage;
+      durationMs: number;
+    };
+
+export type SearchEventType = SearchEvent["type"];
+
+/** Where a search's events go: SQLite (SearchStore.log) or memory (simulations). */
+export interface SearchLog {
+  /** Every event so far, in order. */
+  read(): readonly SearchEvent[];
+  /** Appends one event; it is durable when this returns. */
+  append(event: SearchEvent): void;
+}
+
+export type SearchStatus = "running" | "stopped" | "complete";
+
+export interface SearchRow {
+  id: string;
+  /** The configuration the search was started with (JSON object). */
+  config: Record<string, JsonValue>;
+  status: SearchStatus;
+  /** Why it stopped before its budget was spent: "budget-usd", "signal", "exhausted", ... */
+  stopReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A search id is reused with a configuration that differs from the stored one. */
+export class SearchConflictError extends StoreError {
+  override name = "SearchConflictError";
+}
+
+interface SearchRowRaw {
+  id: string;
+  config: string;
+  status: SearchStatus;
+  stop_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface EventRowRaw {
+  seq: number;
+  type: string;
+  work: number;
+  node: number | null;
+  parent: number | null;
+  task: number | null;
+  attempt: number | null;
+  outcome: string | null;
+  reason: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+  duration_ms: number | null;
+  data: string | null;
+}
+
+export class SearchStore {
+  private readonly insertEvent;
+
+  /** On an open store (RunStore's `db` too: searches and runs can share one file). */
+  constructor(readonly db: SqliteDatabase) {
+    const hasTable = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_events'")
+      .get();
+    if (!hasTable) throw new StoreError("this store has no searches table: open it to write once");
+    this.insertEvent = db.prepare(
+      `INSERT INTO search_events (search_id, seq, type, work, node, parent, task, attempt, outcome,
+         reason, input_tokens, output_tokens, cost_usd, duration_ms, data, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  static open(path: string, options: { readonly?: boolean } = {}): SearchStore {
+    const db = openDatabase(path, options);
+    try {
+      return new SearchStore(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  getSearch(id: string): SearchRow | undefined {
+    const row = this.db.prepare("SELECT * FROM searches WHERE id = ?").get(id) as
+      | SearchRowRaw
+      | undefined;
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      config: JSON.parse(row.config) as Record<string, JsonValue>,
+      status: row.status,
+      stopReason: row.stop_reason,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  listSearches(): SearchRow[] {
+    const ids = this.db.prepare("SELECT id FROM searches ORDER BY created_at, id").pluck().all();
+    return ids.map((id) => this.getSearch(id as string) as SearchRow);
+  }
+
+  /**
+   * Creates the search, or checks that the stored one with this id has the same configuration
+   * and marks it running again. Returns whether it existed (a resume) and its log.
+   */
+  beginSearch(id: string, config: Record<string, JsonValue>): { resumed: boolean; log: SearchLog } {
+    const now = new Date().toISOString();
+    const existing = this.getSearch(id);
+    if (existing) {
+      const differ = Object.keys({ ...existing.config, ...config }).filter(
+        (key) => JSON.stringify(existing.config[key]) !== JSON.stringify(config[key]),
+      );
+      if (differ.length > 0) {
+        throw new SearchConflictError(
+          `search "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
+        );
+      }
+      this.setStatus(id, "running");
+    } else {
+      this.db
+        .prepare(
+          `INSERT INTO searches (id, config, status, created_at, updated_at)
+           VALUES (?, ?, 'running', ?, ?)`,
+        )
+        .run(id, JSON.stringify(config), now, now);
+    }
+    return { resumed: existing !== undefined, log: this.log(id) };
+  }
+
+  setStatus(id: string, status: SearchStatus, stopReason: string | null = null): void {
+    this.db
+      .prepare("UPDATE searches SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?")
+      .run(status, stopReason, new Date().toISOString(), id);
+  }
+
+  /** The search's log: reads what is stored, appends with one commit per event. */
+  log(id: string): SearchLog {
+    const events = this.events(id);
+    let seq = events.length;
+    return {
+      read: () => events,
+      append: (event) => {
+        this.insertEvent.run(id, seq, ...eventColumns(event), new Date().toISOString());
+        seq += 1;
+        events.push(event);
+      },
+    };
+  }
+
+  /** A search's events, in order. A row that does not parse stops the read with its position. */
+  events(id: string): SearchEvent[] {
+    const rows = this.db
+      .prepare("SELECT * FROM search_events WHERE search_id = ? ORDER BY seq")
+      .all(id) as EventRowRaw[];
+    return rows.map((row, index) => {
+      const event = row.seq === index ? parseEvent(row) : undefined;
+      if (!event) throw new StoreError(`search "${id}": event ${index} is damaged`);
+      return event;
+    });
+  }
+}
+
+/** node, parent, task, attempt, outcome, reason, tokens in and out, cost, duration, data. */
+function eventColumns(event: SearchEvent): (string | number | null)[] {
+  const usage = "usage" in event ? event.usage : undefined;
+  return [
+    event.type,
+    event.work,
+    "node" in event ? event.node : null,
+    "parent" in event ? event.parent : null,
+    "task" in event ? event.task : null,
+    "attempt" in event ? event.attempt : null,
+    "outcome" in event ? event.outcome : null,
+    "reason" in event ? event.reason : null,
+    usage?.inputTokens ?? null,
+    usage?.outputTokens ?? null,
+    usage?.costUsd ?? null,
+    "durationMs" in event ? event.durationMs : null,
+    event.type === "improvement_finished" ? JSON.stringify(event.data) : null,
+  ];
+}
+
+const isCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isInteger(value) && value >= 0;
+
+function parseEvent(row: EventRowRaw): SearchEvent | undefined {
+  const usage = (): WorkUsage | undefined =>
+    isCount(row.input_tokens) && isCount(row.output_tokens) && typeof row.cost_usd === "number"
+      ? { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd }
+      : undefined;
+  const { work } = row;
+  if (!isCount(work)) return undefined;
+  const duration = row.duration_ms ?? Number.NaN;
+  switch (row.type) {
+    case "improvement_started":
+      return isCount(row.parent) ? { type: row.type, work, parent: row.parent } : undefined;
+    case "improvement_finished": {
+      const spent = usage();
+      if (!(isCount(row.parent) && isCount(row.node) && spent && row.data !== null))
+        return undefined;
+      let data: JsonValue;
+      try {
+        data = JSON.parse(row.data) as JsonValue;
+      } catch {
+        return undefined;
+      }
+      const { parent, node } = row;
+      return { type: row.type, work, parent, node, data, usage: spent, durationMs: duration };
+    }
+    case "improvement_failed": {
+      const spent = usage();
+      if (!(isCount(row.parent) && spent && typeof row.reason === "string")) return undefined;
+      const { parent, reason } = row;
+      return { type: row.type, work, parent, reason, usage: spent, durationMs: duration };
+    }
+    case "evaluation_dispatched":
+      return isCount(row.node) && isCount(row.task) && isCount(row.attempt)
+        ? { type: row.type, work, node: row.node, task: row.task, attempt: row.attempt }
+        : undefined;
+    case "evaluation_finished": {
+      const spent = usage();
+      const outcome = row.outcome;
+      if (!(isCount(row.node) && isCount(row.task) && spent)) return undefined;
+      if (outcome !== "pass" && outcome !== "fail" && outcome !== "error") return undefined;
+      return {
+        type: row.type,
+        work,
+        node: row.node,
+        task: row.task,
+        outcome,
+        reason: row.reason,
+        usage: spent,
+        durationMs: duration,
+      };
+    }
+    default:
+      return undefined;
+  }
+}
