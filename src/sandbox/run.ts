@@ -28,7 +28,16 @@
  * with an empty environment and the same rlimits but RLIMIT_NPROC: no namespaces, no isolation.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, constants, lstatSync, openSync, readFileSync, statfsSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statfsSync,
+} from "node:fs";
 import { constants as osConstants, tmpdir } from "node:os";
 import { isAbsolute, normalize } from "node:path";
 import type { Duplex, Readable } from "node:stream";
@@ -158,17 +167,44 @@ const OUTPUT_KEEP_CHARS = 64 * 1024;
 const MEMORY_CHECK_MS = 50;
 const TMPFS_MAGIC = 0x01021994;
 /** Paths a bind may not expose: where host sockets, homes and kernel interfaces live. */
-const FORBIDDEN_BIND_SOURCES = [
-  "/",
-  "/run",
-  "/var/run",
-  "/tmp",
-  "/var/tmp",
-  "/dev",
-  "/proc",
-  "/sys",
-];
+const FORBIDDEN_BIND_SOURCES = ["/", "/run", "/var/run", "/dev", "/proc", "/sys"];
 const FORBIDDEN_BIND_EXACT = ["/home", "/root", "/etc", "/usr", "/var"];
+/**
+ * Shared temporary folders: never bound whole (other programs keep their sockets there), but a
+ * folder of the caller's inside them (a checkout in /tmp) may be, once it holds no socket.
+ */
+const SHARED_TMP_ROOTS = ["/tmp", "/var/tmp"];
+/** Most entries looked at for sockets in one bind under a shared temporary folder. */
+const SOCKET_SCAN_LIMIT = 100_000;
+const socketFree = new Map<string, boolean>();
+
+/** Whether a tree holds no Unix socket (checked once per path per process, bounded). */
+function holdsNoSocket(root: string): boolean {
+  const known = socketFree.get(root);
+  if (known !== undefined) return known;
+  let seen = 0;
+  const walk = (dir: string): boolean => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return true; // unreadable here is unreadable inside too
+    }
+    for (const entry of entries) {
+      if (++seen > SOCKET_SCAN_LIMIT || entry.isSocket()) return false;
+      if (entry.isDirectory() && !walk(`${dir}/${entry.name}`)) return false;
+    }
+    return true;
+  };
+  let result: boolean;
+  try {
+    result = lstatSync(root).isDirectory() ? walk(root) : !lstatSync(root).isSocket();
+  } catch {
+    result = true;
+  }
+  socketFree.set(root, result);
+  return result;
+}
 /** Targets the sandbox owns. */
 const RESERVED_TARGETS = ["/work", "/tmp", "/proc", "/dev"];
 const DEVICES = ["null", "zero", "random", "urandom"];
@@ -224,23 +260,29 @@ function normalizeBinds(binds: SandboxRequest["binds"]): Required<SandboxBind>[]
     }
     const src = normalize(source).replace(/\/+$/, "") || "/";
     const dst = normalize(target).replace(/\/+$/, "") || "/";
+    if (dst === "/" || RESERVED_TARGETS.some((t) => dst === t || dst.startsWith(`${t}/`))) {
+      throw new SandboxError(`a sandbox bind cannot target ${target}: the sandbox owns it`);
+    }
     const real = realPathOf(src);
+    const hostTmp = realPathOf(tmpdir());
     for (const path of new Set([src, real])) {
+      const inSharedTmp = [...SHARED_TMP_ROOTS, hostTmp].some((root) =>
+        path.startsWith(`${root}/`),
+      );
       const forbidden =
         FORBIDDEN_BIND_EXACT.includes(path) ||
         FORBIDDEN_BIND_SOURCES.some((root) =>
           root === "/" ? path === "/" : path === root || path.startsWith(`${root}/`),
         ) ||
-        path === realPathOf(tmpdir());
+        SHARED_TMP_ROOTS.includes(path) ||
+        path === hostTmp ||
+        (inSharedTmp && !holdsNoSocket(real));
       if (forbidden) {
         throw new SandboxError(
           `refusing to bind ${source} into the sandbox: it would expose host sockets, homes or ` +
             "system folders; bind the files the code needs instead",
         );
       }
-    }
-    if (dst === "/" || RESERVED_TARGETS.some((t) => dst === t || dst.startsWith(`${t}/`))) {
-      throw new SandboxError(`a sandbox bind cannot target ${target}: the sandbox owns it`);
     }
     return { source: src, target: dst };
   });

@@ -259,8 +259,9 @@ describe("hostile code: resources", () => {
       args: ["-c", "bomb() { bomb | bomb & }; bomb; wait", marker],
       limits: { processes: 32, wallMs: 2000 },
     });
-    // fork() fails at 32 processes; the shell gives up, and its sandbox takes the rest down.
-    expect(result.stderr.text).toContain("Cannot fork");
+    // fork() fails at 32 processes and the shell gives up, or (on a loaded machine, before it
+    // says so) the wall clock ends it; either way the sandbox takes everything down with it.
+    expect(result.stderr.text.includes("Cannot fork") || result.killedBy === "wall").toBe(true);
     expect(result.killedBy === null || result.killedBy === "wall").toBe(true);
     expect(result.durationMs).toBeLessThan(3000);
     expect(processesWith(marker)).toBe(0);

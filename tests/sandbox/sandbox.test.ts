@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,6 +17,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -152,11 +154,42 @@ describe("sandbox: what the code sees", () => {
 
   it("refuses binds that would expose host sockets, homes or system folders", async () => {
     for (const source of ["/", "/run", "/var/run/x", "/tmp", tmpdir(), "/home", "/root", "/proc"]) {
-      await expect(node("0", { binds: [source] }), source).rejects.toThrow(/refusing to bind/);
+      await expect(node("0", { binds: [{ source, target: "/data" }] }), source).rejects.toThrow(
+        /refusing to bind/,
+      );
     }
     await expect(node("0", { binds: [{ source: REPO, target: "/work/x" }] })).rejects.toThrow(
       /the sandbox owns it/,
     );
+  });
+
+  it("binds a folder of the caller's inside the shared /tmp, unless it holds a Unix socket", async () => {
+    // A checkout in /tmp (as CI clones often are) is the caller's own files.
+    const mine = mkdtempSync(join(tmpdir(), "clade-bind-"));
+    chmodSync(mine, 0o755); // readable by the sandbox's uid, as a checkout is
+    mkdirSync(join(mine, "lib"));
+    writeFileSync(join(mine, "lib", "value.txt"), "42");
+    const read = await node(
+      `console.log(require("fs").readFileSync("/data/lib/value.txt", "utf8"))`,
+      {
+        binds: [{ source: mine, target: "/data" }],
+      },
+    );
+    expect(read.stdout.text.trim()).toBe("42");
+    // The same kind of folder with a listening socket deep inside is refused.
+    const sockets = mkdtempSync(join(tmpdir(), "clade-bind-sock-"));
+    mkdirSync(join(sockets, "a", "b"), { recursive: true });
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(sockets, "a", "b", "s.sock"), resolve));
+    try {
+      await expect(node("0", { binds: [{ source: sockets, target: "/data" }] })).rejects.toThrow(
+        /refusing to bind/,
+      );
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(mine, { recursive: true, force: true });
+      rmSync(sockets, { recursive: true, force: true });
+    }
   });
 });
 
