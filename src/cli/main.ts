@@ -279,6 +279,29 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       setExit(await evolveCommand(opts, io));
     });
 
+  program
+    .command("tree")
+    .description("a stored search's tree: counts, CMP estimates, status and cost of every agent")
+    .argument("<run>", "search id (evolve --run-id)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action(async (run, opts) => {
+      const { treeCommand } = await import("./commands/search-tree.js");
+      setExit(treeCommand(run, opts, io));
+    });
+
+  program
+    .command("best")
+    .description("a stored search's final choice: its counts, score and path from the root")
+    .argument("<run>", "search id (evolve --run-id)")
+    .addOption(dbOption())
+    .option("--out <dir>", "write the chosen agent's folder (searches over real agents only)")
+    .option("--json", "machine-readable output")
+    .action(async (run, opts) => {
+      const { bestCommand } = await import("./commands/search-tree.js");
+      setExit(bestCommand(run, opts, io));
+    });
+
   return program;
 }
 

@@ -237,6 +237,13 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(stored).toMatchObject({ runId: "ev", method: "dgm", t: 60, resumed: false });
   });
 
+  it("tree and best of a stored search", async () => {
+    const tree = expectJson(await cli("tree", "ev", "--db", db, "--json"), "clade.tree/1");
+    expect(tree).toMatchObject({ run: "ev", method: "dgm", t: 60 });
+    const best = expectJson(await cli("best", "ev", "--db", db, "--json"), "clade.best/1");
+    expect((best.best as { node: number }).node).toBe(tree.best);
+  });
+
   it("eval and eval sets", async () => {
     const single = await cli(
       ...["eval", "--env", "maze", "--tasks", "0-1", "--run-id", "e1", "--db", db, "--json"],
@@ -259,6 +266,11 @@ describe("--json errors are one clade.error/1 line on stderr", () => {
   it("an unknown run", async () => {
     const result = await cli("show", "nope", "--db", db, "--json");
     expectJsonError(result, /^UsageError$/, /no run "nope"/);
+  });
+
+  it("an unknown search", async () => {
+    const result = await cli("tree", "nope", "--db", db, "--json");
+    expectJsonError(result, /^UsageError$/, /no search "nope"/);
   });
 
   it("a bad option value", async () => {

@@ -1,0 +1,265 @@
+/**
+ * `clade tree RUN` and `clade best RUN`: a stored search (docs/search.md) read back from its event
+ * log. The tree is the fold of the log, so both show exactly what the engine saw: own and clade
+ * counts, the CMP estimate sC / (sC + fC), each agent's status and cost, and the final choice (the
+ * largest ε-quantile of Beta(1 + s, 1 + f) on own counts, as the engine chooses it).
+ *
+ * `best --out DIR` will write the chosen agent's folder (its diffs applied) once searches evolve
+ * real agents; a simulated search has no sources, so it is refused.
+ */
+import { existsSync } from "node:fs";
+import { createPolicy, isMethod, type Method } from "../../improve/search/policies/index.js";
+import { lowerQuantile } from "../../improve/search/policy.js";
+import { createSimulatedWork } from "../../improve/search/simulation/process.js";
+import { parseScenario, type Scenario } from "../../improve/search/simulation/scenario.js";
+import { type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
+import { type SearchEvent, type SearchRow, SearchStore } from "../../store/search-log.js";
+import { type CliIo, UsageError } from "../io.js";
+
+export interface SearchReadOptions {
+  db: string;
+  json?: boolean;
+}
+
+export interface BestOptions extends SearchReadOptions {
+  out?: string;
+}
+
+/** A stored search folded back into its tree, with what the reports need. */
+interface LoadedSearch {
+  row: SearchRow;
+  method: Method;
+  scenario: Scenario | null;
+  epsilon: number;
+  tree: SearchTree;
+  events: readonly SearchEvent[];
+  chosen: NodeId | null;
+}
+
+function loadSearch(runId: string, db: string): LoadedSearch {
+  const unknown = () => new UsageError(`no search "${runId}" in ${db}`);
+  if (!existsSync(db)) throw unknown();
+  const store = SearchStore.open(db, { readonly: true });
+  try {
+    const row = store.getSearch(runId);
+    if (!row) throw unknown();
+    const { config } = row;
+    const method = String(config.method);
+    if (!isMethod(method)) {
+      throw new UsageError(`search "${runId}" has an unknown method "${method}"`);
+    }
+    if (config.kind !== "simulation") {
+      throw new UsageError(
+        `search "${runId}" is of kind "${String(config.kind)}": only simulated searches can be read yet`,
+      );
+    }
+    const scenario = parseScenario(config.scenario);
+    const seed = Number(config.seed ?? 0);
+    const hyperparameters = (config.hyperparameters ?? {}) as Record<string, unknown>;
+    const policy = createPolicy(method, { [method]: hyperparameters });
+    const epsilon = Number(policy.hyperparameters.epsilon);
+    const events = store.events(runId);
+    const tasks = Array.from({ length: scenario.tasks }, (_, i) => i);
+    const rootData = { ...createSimulatedWork(scenario, seed).root };
+    const tree = SearchTree.fold(tasks, events, undefined, rootData);
+    return { row, method, scenario, epsilon, tree, events, chosen: policy.finalChoice(tree) };
+  } finally {
+    store.close();
+  }
+}
+
+const round = (value: number, digits = 4) => Number(value.toFixed(digits));
+
+/** An agent's true pass probability, where the search is simulated (its hidden state). */
+function trueQuality(search: LoadedSearch, id: NodeId): number | null {
+  if (!search.scenario) return null;
+  const p = (search.tree.node(id).data as { p?: unknown } | null)?.p;
+  return typeof p === "number" ? round(p) : null;
+}
+
+export interface TreeNodeJson {
+  id: number;
+  parent: number | null;
+  depth: number;
+  s: number;
+  f: number;
+  cladeS: number;
+  cladeF: number;
+  cmp: number | null;
+  status: "evaluated" | "pending" | "unevaluated";
+  pending: number;
+  errors: number;
+  failedImprovements: number;
+  costUsd: number;
+  createdAtT: number;
+  quality: number | null;
+  chosen: boolean;
+}
+
+function treeNodes(search: LoadedSearch): TreeNodeJson[] {
+  const { tree, events } = search;
+  const cost = new Array<number>(tree.size).fill(0);
+  const failed = new Array<number>(tree.size).fill(0);
+  const add = (array: number[], id: number, value: number) => {
+    array[id] = (array[id] as number) + value;
+  };
+  for (const event of events) {
+    if (event.type === "improvement_finished") add(cost, event.node, event.usage.costUsd);
+    else if (event.type === "evaluation_finished") add(cost, event.node, event.usage.costUsd);
+    else if (event.type === "improvement_failed") {
+      add(failed, event.parent, 1);
+      add(cost, event.parent, event.usage.costUsd);
+    }
+  }
+  return tree.nodes.map((node) => {
+    const clade = node.sC + node.fC;
+    return {
+      id: node.id,
+      parent: node.parent,
+      depth: node.depth,
+      s: node.s,
+      f: node.f,
+      cladeS: node.sC,
+      cladeF: node.fC,
+      cmp: clade === 0 ? null : round(node.sC / clade),
+      status: node.pending > 0 ? "pending" : node.s + node.f > 0 ? "evaluated" : "unevaluated",
+      pending: node.pending,
+      errors: node.errors,
+      failedImprovements: failed[node.id] as number,
+      costUsd: round(cost[node.id] as number, 6),
+      createdAtT: node.createdAtT,
+      quality: trueQuality(search, node.id),
+      chosen: node.id === search.chosen,
+    };
+  });
+}
+
+/** Node ids depth first, children in the order they were made. */
+function preorder(tree: SearchTree): NodeId[] {
+  const order: NodeId[] = [];
+  const stack: NodeId[] = [ROOT];
+  while (stack.length > 0) {
+    const id = stack.pop() as NodeId;
+    order.push(id);
+    const children = tree.node(id).children;
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as NodeId);
+  }
+  return order;
+}
+
+function headline(search: LoadedSearch): string {
+  const { row, method, scenario, tree } = search;
+  const budget = row.config.budget;
+  const status = row.stopReason ? `${row.status}, ${row.stopReason}` : row.status;
+  return (
+    `search ${row.id}: ${method}${scenario ? ` on ${scenario.name} (simulated)` : ""}, ` +
+    `seed ${String(row.config.seed)}; ${status}; ${tree.t}/${String(budget)} evaluations, ` +
+    `${tree.size - 1} agents made, $${tree.usage.costUsd.toFixed(2)}`
+  );
+}
+
+export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo): number {
+  const search = loadSearch(runId, options.db);
+  const nodes = treeNodes(search);
+  if (options.json) {
+    io.stdout(
+      `${JSON.stringify({
+        schema: "clade.tree/1",
+        run: runId,
+        method: search.method,
+        scenario: search.scenario?.name ?? null,
+        status: search.row.status,
+        stopReason: search.row.stopReason,
+        epsilon: search.epsilon,
+        t: search.tree.t,
+        costUsd: round(search.tree.usage.costUsd, 6),
+        nodes: nodes.map(({ chosen: _, ...node }) => node),
+        best: search.chosen,
+      })}\n`,
+    );
+    return 0;
+  }
+  const lines = [
+    headline(search),
+    "own and clade counts are passes/fails; CMP = clade passes / clade evaluations" +
+      (search.scenario ? "; true = hidden pass probability" : ""),
+  ];
+  for (const id of preorder(search.tree)) {
+    const n = nodes[id] as TreeNodeJson;
+    const parts = [
+      `node ${n.id}`,
+      `own ${n.s}/${n.f}`,
+      `clade ${n.cladeS}/${n.cladeF}`,
+      `CMP ${n.cmp === null ? "n/a" : n.cmp.toFixed(3)}`,
+      n.status === "pending" ? `pending (${n.pending} in flight)` : n.status,
+      `$${n.costUsd.toFixed(2)}`,
+    ];
+    if (n.quality !== null) parts.push(`true ${n.quality.toFixed(3)}`);
+    if (n.errors > 0) parts.push(`${n.errors} errored`);
+    if (n.failedImprovements > 0) {
+      parts.push(
+        `${n.failedImprovements} failed improvement${n.failedImprovements === 1 ? "" : "s"}`,
+      );
+    }
+    if (n.chosen) parts.push("<- final choice");
+    lines.push(`${"  ".repeat(n.depth + 1)}${parts.join("  ")}`);
+  }
+  if (search.chosen === null) lines.push("final choice: none (no agent has a finished evaluation)");
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+export function bestCommand(runId: string, options: BestOptions, io: CliIo): number {
+  const search = loadSearch(runId, options.db);
+  if (options.out !== undefined && search.scenario) {
+    throw new UsageError(
+      `--out writes a real agent's folder; search "${runId}" is simulated and has no agent sources`,
+    );
+  }
+  const { tree, chosen, epsilon } = search;
+  let best: Record<string, unknown> | null = null;
+  if (chosen !== null) {
+    const node = tree.node(chosen);
+    const path: NodeId[] = [];
+    for (let at: NodeId | null = chosen; at !== null; at = tree.node(at).parent) path.unshift(at);
+    best = {
+      node: chosen,
+      s: node.s,
+      f: node.f,
+      lowerQuantile: round(lowerQuantile(node, epsilon)),
+      mean: round((1 + node.s) / (2 + node.s + node.f)),
+      depth: node.depth,
+      path,
+      quality: trueQuality(search, chosen),
+    };
+  }
+  if (options.json) {
+    io.stdout(
+      `${JSON.stringify({
+        schema: "clade.best/1",
+        run: runId,
+        method: search.method,
+        scenario: search.scenario?.name ?? null,
+        epsilon,
+        best,
+      })}\n`,
+    );
+    return 0;
+  }
+  if (best === null) {
+    io.stdout(`search ${runId}: no final choice (no agent has a finished evaluation)\n`);
+    return 0;
+  }
+  const lines = [
+    `search ${runId} (${search.method}): final choice node ${chosen}`,
+    `  own ${String(best.s)} passed, ${String(best.f)} failed; ${epsilon} % quantile ` +
+      `${(best.lowerQuantile as number).toFixed(3)}, mean ${(best.mean as number).toFixed(3)} ` +
+      "(of Beta(1 + s, 1 + f))",
+    `  path from the root: ${(best.path as NodeId[]).join(" > ")}`,
+  ];
+  if (best.quality !== null) {
+    lines.push(`  true quality ${(best.quality as number).toFixed(3)} (simulated)`);
+  }
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
