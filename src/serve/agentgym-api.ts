@@ -22,7 +22,7 @@
  */
 import { z } from "zod";
 import type { Observation } from "../env/types.js";
-import { type AgentgymTask, agentgymTask, agentgymTasksServedBy } from "./agentgym-tasks.js";
+import { agentgymTask, agentgymTasksServedBy, type MountedAgentgymTask } from "./agentgym-tasks.js";
 import { ServeError, toServeError } from "./errors.js";
 import type { EpisodeState } from "./instances.js";
 import {
@@ -41,7 +41,7 @@ import {
 interface Mount {
   prefix: string;
   /** The AgentGym task served under this prefix. */
-  task?: AgentgymTask;
+  task?: MountedAgentgymTask;
 }
 
 const createSchema = z.looseObject({});

@@ -1,11 +1,10 @@
 /** Serving clade environments over HTTP (AgentGym's "id" and "env_idx" dialects, clade's /v1). */
 export { agentgymRoutes } from "./agentgym-api.js";
 export {
-  AGENTGYM_TASKS,
-  type AgentgymDialect,
-  type AgentgymTask,
+  type AgentgymMountExtras,
   agentgymTask,
   agentgymTasksServedBy,
+  type MountedAgentgymTask,
   sqlgymAction,
   wordleGuess,
 } from "./agentgym-tasks.js";

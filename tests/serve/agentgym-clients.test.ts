@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findEnv } from "../../src/env/registry.js";
+import { AGENTGYM_TASKS } from "../../src/env/remote/index.js";
 import { GUESS_WORDS } from "../../src/env/wordle/data.js";
 import { generateTask as wordleTask } from "../../src/env/wordle/index.js";
 import {
-  AGENTGYM_TASKS,
   type RunningEnvServer,
   sqlgymAction,
   startEnvServer,

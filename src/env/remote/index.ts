@@ -1,8 +1,9 @@
 /** Environments served over HTTP (AgentGym's dialects and clade's /v1 API) as clade Envs. */
 export {
-  AGENTGYM_SERVERS,
+  AGENTGYM_TASKS,
   type AgentgymActionInput,
-  type AgentgymServer,
+  type AgentgymDialect,
+  type AgentgymTask,
   findAgentgymServer,
   guessAgentgymServer,
 } from "./agentgym.js";

@@ -11,7 +11,7 @@
  * Wordle starts every game alike), which is why the first step must agree too; two tasks that
  * differ in either settle the question and the check stops.
  */
-import { AGENTGYM_SERVERS, type AgentgymServer } from "./agentgym.js";
+import { AGENTGYM_TASKS, type AgentgymTask } from "./agentgym.js";
 import type { RemoteDialect } from "./dialects.js";
 
 /** Distinct tasks whose start is remembered. */
@@ -30,7 +30,7 @@ export interface TaskFieldCheckSettings {
   dialect: RemoteDialect;
   taskFields: readonly string[];
   /** The AgentGym server this probably is, for the advice. */
-  server: AgentgymServer | undefined;
+  server: AgentgymTask | undefined;
   warn: (message: string) => void;
 }
 
@@ -52,7 +52,7 @@ function advice(settings: TaskFieldCheckSettings): string {
     return `AgentGym's ${server.title} server reads "${server.taskField}": try --task-field ${server.taskField}`;
   }
   const byField = new Map<string, string[]>();
-  for (const known of AGENTGYM_SERVERS) {
+  for (const known of AGENTGYM_TASKS) {
     if (known.dialect !== settings.dialect) continue;
     byField.set(known.taskField, [...(byField.get(known.taskField) ?? []), known.title]);
   }
