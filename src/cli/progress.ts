@@ -6,7 +6,9 @@
  */
 import cliProgress from "cli-progress";
 import type { EvalProgress } from "../eval/evaluation.js";
+import type { CostFields } from "../store/run-store.js";
 import type { CliIo } from "./io.js";
+import { addCosts, callCost, formatCost } from "./report.js";
 
 export interface ProgressReporter {
   update(progress: EvalProgress): void;
@@ -38,9 +40,8 @@ export interface ProgressSnapshot {
   errors: number;
   /** Model calls made by the episodes finished so far. */
   calls: number;
-  costUsd: number;
-  /** Some calls had no price, so the cost is a lower bound. */
-  unpriced: boolean;
+  /** Their cost as every report adds it up (unpriced calls are unknown, not $0). */
+  cost: CostFields;
   tokens: number;
   elapsedMs: number;
   /** Estimated time left, from this invocation's pace; undefined before the first episode. */
@@ -56,11 +57,6 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-function formatCost(snapshot: ProgressSnapshot): string {
-  const cost = `$${snapshot.costUsd.toFixed(4)}`;
-  return snapshot.unpriced ? `${cost} (+ unpriced calls)` : cost;
-}
-
 /** The counts part, shared by the line and the bar. */
 function describeCounts(snapshot: ProgressSnapshot): string {
   const parts = [
@@ -69,7 +65,7 @@ function describeCounts(snapshot: ProgressSnapshot): string {
     `${snapshot.errors} ${snapshot.errors === 1 ? "error" : "errors"}`,
   ];
   if (snapshot.calls > 0) {
-    parts.push(formatCost(snapshot), `${snapshot.tokens.toLocaleString("en-US")} tokens`);
+    parts.push(formatCost(snapshot.cost), `${snapshot.tokens.toLocaleString("en-US")} tokens`);
   }
   return parts.join(", ");
 }
@@ -97,8 +93,7 @@ class Tally {
   failures = 0;
   errors = 0;
   calls = 0;
-  costUsd = 0;
-  unpriced = false;
+  cost: CostFields = { costUsd: null };
   tokens = 0;
 
   add(progress: EvalProgress): void {
@@ -110,17 +105,12 @@ class Tally {
     if (last.outcome === "success") this.successes++;
     else if (last.outcome === "failure") this.failures++;
     else this.errors++;
-    for (const call of last.calls ?? []) {
+    const calls = last.calls ?? [];
+    for (const call of calls) {
       this.calls++;
       this.tokens += call.usage.inputTokens + call.usage.outputTokens;
-      // Unpriced calls (no known price) say so; their cost is unknown, not 0.
-      const flags = call as { costUsd: number | null; unpriced?: boolean; priced?: boolean };
-      if (flags.unpriced === true || flags.priced === false || typeof flags.costUsd !== "number") {
-        this.unpriced = true;
-      } else {
-        this.costUsd += flags.costUsd;
-      }
     }
+    if (calls.length > 0) this.cost = addCosts([this.cost, ...calls.map(callCost)]);
   }
 
   snapshot(elapsedMs: number, final: boolean): ProgressSnapshot {
@@ -138,8 +128,7 @@ class Tally {
       failures: this.failures,
       errors: this.errors,
       calls: this.calls,
-      costUsd: this.costUsd,
-      unpriced: this.unpriced,
+      cost: this.cost,
       tokens: this.tokens,
       elapsedMs,
       ...(etaMs === undefined ? {} : { etaMs }),

@@ -141,13 +141,22 @@ describe("progress without a terminal", () => {
     ]);
   });
 
-  it("says when some calls had no price", () => {
+  it("says when calls had no price: unpriced, never $0.0000; a priced part is summed", () => {
     const { io, lines } = capture();
-    const progress = createProgress(io, "maze/react", true, { now });
+    const progress = createProgress(io, "maze/react", true, { intervalMs: 10, now });
     const unpriced = { ...call(0, 10, 5), unpriced: true as const };
-    progress.update({ done: 1, total: 1, skipped: 0, last: episode("failure", [unpriced]) });
+    progress.update({ done: 1, total: 2, skipped: 0, last: episode("failure", [unpriced]) });
+    advance(1_000);
+    progress.update({
+      done: 2,
+      total: 2,
+      skipped: 0,
+      last: episode("success", [call(0.001, 1, 1)]),
+    });
     progress.stop();
-    expect(lines()[0]).toContain("$0.0000 (+ unpriced calls), 15 tokens");
+    expect(lines()[0]).toContain(", unpriced, 15 tokens");
+    expect(lines()[0]).not.toContain("$0.0000");
+    expect(lines().at(-1)).toContain(", $0.0010 + unpriced, 17 tokens");
   });
 
   it("is silent when disabled (--quiet, --json)", () => {
@@ -178,8 +187,7 @@ describe("progress formatting", () => {
       failures: 7,
       errors: 2,
       calls: 80,
-      costUsd: 0.0123,
-      unpriced: false,
+      cost: { costUsd: 0.0123 },
       tokens: 45_210,
       elapsedMs: 12_300,
       etaMs: 80_000,
