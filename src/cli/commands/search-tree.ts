@@ -12,7 +12,7 @@ import { createPolicy, isMethod, type Method } from "../../improve/search/polici
 import { lowerQuantile } from "../../improve/search/policy.js";
 import { createSimulatedWork } from "../../improve/search/simulation/process.js";
 import { parseScenario, type Scenario } from "../../improve/search/simulation/scenario.js";
-import { type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
+import { cladeMean, type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
 import { type SearchEvent, type SearchRow, SearchStore } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 
@@ -112,7 +112,7 @@ function treeNodes(search: LoadedSearch): TreeNodeJson[] {
     }
   }
   return tree.nodes.map((node) => {
-    const clade = node.sC + node.fC;
+    const cmp = cladeMean(node);
     return {
       id: node.id,
       parent: node.parent,
@@ -121,7 +121,7 @@ function treeNodes(search: LoadedSearch): TreeNodeJson[] {
       f: node.f,
       cladeS: node.sC,
       cladeF: node.fC,
-      cmp: clade === 0 ? null : round(node.sC / clade),
+      cmp: Number.isNaN(cmp) ? null : round(cmp),
       status: node.pending > 0 ? "pending" : node.s + node.f > 0 ? "evaluated" : "unevaluated",
       pending: node.pending,
       errors: node.errors,
