@@ -803,20 +803,23 @@ export async function evalCommand(
   raw: RawEvalOptions,
   io: CliIo,
 ): Promise<number> {
-  const { sandbox } = parseOptions(evalOptionsSchema, raw);
+  const options = parseOptions(evalOptionsSchema, raw);
   // --sandbox none is the user's explicit choice for this command only (the coding env's
   // version then says so, in the stored run and on every report of it).
-  if (sandbox === undefined) return evaluate(names, raw, io);
-  setDefaultSandboxMode(sandbox);
+  if (options.sandbox === undefined) return evaluate(names, options, io);
+  setDefaultSandboxMode(options.sandbox);
   try {
-    return await evaluate(names, raw, io);
+    return await evaluate(names, options, io);
   } finally {
     setDefaultSandboxMode(undefined);
   }
 }
 
-async function evaluate(names: readonly string[], raw: RawEvalOptions, io: CliIo): Promise<number> {
-  const options = parseOptions(evalOptionsSchema, raw);
+async function evaluate(
+  names: readonly string[],
+  options: EvalOptions,
+  io: CliIo,
+): Promise<number> {
   // Everything is validated before the store is opened: bad input writes nothing.
   let configLoaded: Promise<{ config: CladeConfig; path?: string }> | undefined;
   // A --config that is missing or invalid is an error whatever the agent: the user meant it.
