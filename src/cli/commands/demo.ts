@@ -5,11 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveAgent } from "../../agent/registry.js";
 import { BUILTIN_ENVS } from "../../env/registry.js";
-import { runEvaluation } from "../../eval/evaluation.js";
-import { runMetrics } from "../../eval/report.js";
-import { formatTaskRange } from "../../eval/task-range.js";
+import { type Evaluation, runEvaluation } from "../../eval/evaluation.js";
 import { METHODS } from "../../improve/search/policies/index.js";
 import { runSimulation } from "../../improve/search/simulation/experiment.js";
 import { builtinScenario } from "../../improve/search/simulation/index.js";
@@ -45,36 +42,31 @@ export async function demoCommand(
   try {
     for (const env of BUILTIN_ENVS) {
       for (const agentName of ["reference", "random"] as const) {
-        const agent = resolveAgent(agentName, env);
         const runId = `demo-${env.info.name}-${agentName}-${stamp}`;
         const { samples, tasks: taskLimit } = DEMO_PLAN[agentName];
         const { start, end } = env.info.splits.test;
         const tasks = Array.from({ length: Math.min(end - start, taskLimit) }, (_, i) => start + i);
         const progress = createProgress(io, `${env.info.name}/${agentName}`, !options.json);
         const started = performance.now();
+        let run: Evaluation;
         try {
-          await runEvaluation({
-            store,
+          run = await runEvaluation({
             env,
-            agent,
-            settings: {
-              runId,
-              tasks,
-              taskSpec: formatTaskRange(tasks),
-              samples,
-              maxTurns: env.info.maxSteps,
-              timeoutMs: 60_000,
-              seed: 0,
-              concurrency: 4,
-            },
+            tasks,
+            agent: agentName,
+            store,
+            runId,
+            samples,
+            timeoutMs: 60_000,
+            concurrency: 4,
+            failFast: false,
             onProgress: (p) => progress.update(p),
           });
         } finally {
           progress.stop();
         }
         const seconds = (performance.now() - started) / 1000;
-        const episodes = store.episodes(runId);
-        const metrics = runMetrics(episodes);
+        const { episodes, metrics } = run;
         const turns = episodes.reduce((s, e) => s + e.turns, 0);
         rows.push({
           env: env.info.name,
