@@ -7,12 +7,12 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import type { AgentFactory } from "../agent/registry.js";
 import type { Agent, EpisodeContext } from "../agent/types.js";
 import type { Env, EnvDefinition, EnvInfo } from "../env/types.js";
 import { CallRecorder } from "../model/call-record.js";
+import { defaultExport, importThroughTsx } from "../model/config.js";
 import type { Model } from "../model/types.js";
 import { UsageError } from "./io.js";
 
@@ -80,18 +80,12 @@ async function importUserModule(
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   let module: Record<string, unknown>;
   try {
-    // tsx imports every file under a fresh namespace: a changed file is read again, never a
-    // stale copy from Node's module cache. It also takes .js and .mjs files as they are.
-    const { tsImport } = await import("tsx/esm/api");
-    module = await tsImport(pathToFileURL(absolute).href, import.meta.url);
+    // Through tsx for .ts, .js and .mjs alike, so that a changed file is always read anew.
+    module = await importThroughTsx(absolute);
   } catch (error) {
     throw new UserModuleError(`${what} module ${path}: cannot load: ${firstLine(error)}`);
   }
-  let value: unknown = module.default;
-  // A TypeScript file loaded as CommonJS arrives wrapped once more.
-  if (value && typeof value === "object" && Object.keys(value).join() === "default") {
-    value = (value as { default: unknown }).default;
-  }
+  const value = defaultExport(module);
   if (value === undefined) {
     throw new UserModuleError(`${what} module ${path} has no default export`);
   }

@@ -166,6 +166,24 @@ export function parseConfig(raw: unknown, path = "config"): CladeConfig {
   return result.data;
 }
 
+/**
+ * Imports a module through tsx, TypeScript included. tsx imports every file under a fresh
+ * namespace: a changed file is read again, never a stale copy from Node's module cache.
+ */
+export async function importThroughTsx(path: string): Promise<Record<string, unknown>> {
+  const { tsImport } = await import("tsx/esm/api");
+  return tsImport(pathToFileURL(path).href, import.meta.url);
+}
+
+/** A module's default export; a TypeScript file loaded as CommonJS arrives wrapped once more. */
+export function defaultExport(module: Record<string, unknown>): unknown {
+  const value = module.default;
+  if (value && typeof value === "object" && Object.keys(value).join() === "default") {
+    return (value as { default: unknown }).default;
+  }
+  return value;
+}
+
 async function readConfigFile(path: string): Promise<unknown> {
   if (path.endsWith(".json")) {
     try {
@@ -175,15 +193,10 @@ async function readConfigFile(path: string): Promise<unknown> {
     }
   }
   try {
-    const module = path.endsWith(".ts")
-      ? await (await import("tsx/esm/api")).tsImport(pathToFileURL(path).href, import.meta.url)
+    const module: Record<string, unknown> = path.endsWith(".ts")
+      ? await importThroughTsx(path)
       : await import(pathToFileURL(path).href);
-    let value = module.default ?? module;
-    // A TypeScript file loaded as CommonJS arrives wrapped once more.
-    if (value && typeof value === "object" && Object.keys(value).join() === "default") {
-      value = value.default;
-    }
-    return value;
+    return defaultExport(module) ?? module;
   } catch (error) {
     throw new ConfigError(`${path}: cannot load: ${(error as Error).message.split("\n")[0]}`);
   }
