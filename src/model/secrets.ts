@@ -1,15 +1,15 @@
 /**
- * The one scrubber for credentials. Known secrets (the API key in use, a password in the base URL)
- * are replaced verbatim wherever text could be stored or shown: error messages, reply text, stored
+ * Credentials out of the model layer's text. Known secrets (the API key in use, a password in the
+ * base URL) are replaced verbatim by the one scrubber (secrets/scrub.ts) wherever text could be
+ * stored or shown: error messages, reply text, stored
  * request and response bodies. Error messages additionally lose anything key-shaped (patterns),
  * since providers quote keys we never knew; model replies do not, because a pattern would rewrite
  * legitimate text an agent acts on (e.g. `api_key = ...` in code).
  */
+import { REDACTED, scrubKnownSecrets, usable } from "../secrets/scrub.js";
 import type { ResolvedModel } from "./resolve.js";
 
-/** Secrets shorter than this are not replaced verbatim (they would mangle ordinary words). */
-export const MIN_SECRET_CHARS = 8;
-export const REDACTED = "***";
+export { MIN_SECRET_CHARS, REDACTED, scrubKnownSecrets } from "../secrets/scrub.js";
 
 const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
   // OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-api03-...
@@ -20,27 +20,6 @@ const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
   // user:password@ in URLs
   [/(\/\/[^\s/:@]+:)[^\s/@]+@/g, `$1${REDACTED}@`],
 ];
-
-/** The secrets worth scrubbing, long enough to be replaced safely, longest first. */
-function usable(secrets: readonly string[]): string[] {
-  return [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_CHARS))].sort(
-    (a, b) => b.length - a.length,
-  );
-}
-
-/** Replaces every known secret in `text` (verbatim, and as it appears inside JSON strings). */
-export function scrubKnownSecrets(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of usable(secrets)) {
-    if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    // A secret with quotes or backslashes looks different inside JSON text.
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret && result.includes(escaped)) {
-      result = result.split(escaped).join(REDACTED);
-    }
-  }
-  return result;
-}
 
 /** Removes credentials (known secrets and anything key-shaped) from a piece of text. */
 export function redactSecrets(text: string, secrets: readonly string[] = []): string {

@@ -17,6 +17,7 @@
  * with an error.
  */
 import type { Duplex } from "node:stream";
+import { MIN_SECRET_CHARS, scrubKnownSecrets } from "../secrets/scrub.js";
 
 export type MessageHandler = (message: unknown) => unknown | Promise<unknown>;
 
@@ -46,27 +47,16 @@ export interface ChannelStats {
 
 /** Names of environment variables whose values count as secrets. */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION/i;
-/** Values shorter than this are not treated as secrets (too likely to appear by chance). */
-const SECRET_MIN_LENGTH = 8;
 
 /** The values of the parent's secret-looking environment variables, longest first. */
 export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
   const values = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && value.length >= SECRET_MIN_LENGTH && SECRET_NAME.test(name)) {
+    if (value !== undefined && value.length >= MIN_SECRET_CHARS && SECRET_NAME.test(name)) {
       values.add(value);
     }
   }
   return [...values].sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every secret value replaced by "***". */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (out.includes(secret)) out = out.split(secret).join("***");
-  }
-  return out;
 }
 
 /** The parent's end of the channel: reads requests and notifications, writes replies. */
@@ -194,7 +184,7 @@ export class MessageChannel {
     if (this.closed || this.socket.destroyed || !this.socket.writable) return;
     let line: string;
     try {
-      line = redact(JSON.stringify(message), this.secrets);
+      line = scrubKnownSecrets(JSON.stringify(message), this.secrets);
     } catch (error) {
       line = JSON.stringify({ id: message.id, error: `the reply is not JSON: ${String(error)}` });
     }

@@ -7,7 +7,6 @@ export {
   type ChannelStats,
   DEFAULT_CHANNEL_LIMITS,
   type MessageHandler,
-  redact,
   secretValues,
 } from "./channel.js";
 export { SandboxError, SandboxUnavailableError } from "./errors.js";
