@@ -38,6 +38,11 @@ export interface Agent {
    * every act(), failed ones included, and stores them with the turn.
    */
   takeCalls?(): ModelCallRecord[];
+  /**
+   * Called once when the episode ends, however it ends (an agent running in a sandbox stops its
+   * process here). Errors are ignored.
+   */
+  close?(): Promise<void> | void;
 }
 
 /** Identifies one episode; agents are created fresh for each. */

@@ -252,9 +252,20 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     });
 
   program
+    .command("init-agent")
+    .description("write a starting agent folder (a ReAct agent in TypeScript) into DIR")
+    .argument("<dir>", "the folder to create (it must not exist or be empty)")
+    .option("--name <name>", "the agent's name (default: the folder's name)")
+    .option("--json", "machine-readable output")
+    .action(async (dir, opts) => {
+      const { initAgentCommand } = await import("./commands/init-agent.js");
+      setExit(initAgentCommand(dir, opts, io));
+    });
+
+  program
     .command("evolve")
     .description(
-      "self-improvement search (HGM, DGM, greedy, random); for now over simulated processes",
+      "self-improvement search (HGM, DGM, greedy, random) over an agent folder or a simulation",
     )
     .option(
       "--simulate <scenario>",
@@ -271,6 +282,18 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option("--seed <n>", "with --run-id: the search's seed (default: 0)")
     .option("--budget-usd <dollars>", "with --run-id: stop dispatching once this much is spent")
     .option("--latency-ms <ms>", "with --run-id: real time each simulated piece of work takes")
+    .option(
+      "--agent <dir>",
+      "search over this agent folder's self-modifications (clade init-agent)",
+    )
+    .option("--env <name>", "with --agent: the environment the agents are evaluated on")
+    .option("--tasks <spec>", "with --agent: the tasks evaluations draw from (default: test)")
+    .option("--model <spec>", "with --agent: the model the agents use")
+    .option("--modify-model <spec>", "with --agent: the model that diagnoses and writes patches")
+    .option("--max-turns <n>", "with --agent: turn limit per episode (default: the env's)")
+    .option("--timeout <seconds>", "with --agent: wall-clock limit per episode (default: 300)")
+    .option("--sandbox <mode>", "with --agent: bwrap (default) or none (no isolation, explicit)")
+    .option("--config <path>", "with --agent: clade.config file (models, prices)")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
     .option("--quiet", "no progress lines")

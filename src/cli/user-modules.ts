@@ -8,12 +8,15 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { readAgentFolder } from "../agent/folder/files.js";
+import { type FolderAgentFactory, folderAgentFactory } from "../agent/folder/sandboxed-agent.js";
 import type { AgentFactory } from "../agent/registry.js";
 import type { Agent, EpisodeContext } from "../agent/types.js";
 import type { Env, EnvDefinition, EnvInfo } from "../env/types.js";
 import { CallRecorder } from "../model/call-record.js";
 import { defaultExport, importThroughTsx } from "../model/config.js";
 import type { Model } from "../model/types.js";
+import { checkSandbox } from "../sandbox/index.js";
 import { UsageError } from "./io.js";
 
 /** File endings read as modules (beside values starting with ./, ../ or /). */
@@ -199,6 +202,7 @@ function nameFromFile(path: string): string {
  * function `(context, setup) => Agent`. Relative paths are taken from `baseDir`.
  */
 export async function loadAgentModule(path: string, baseDir = process.cwd()): Promise<LoadedAgent> {
+  if (isDirectory(resolve(baseDir, path))) return loadAgentFolder(path, baseDir);
   const { value, identity } = await importUserModule("agent", path, baseDir);
   const checked = agentModuleSchema.safeParse(value);
   if (!checked.success) {
@@ -241,6 +245,42 @@ export async function loadAgentModule(path: string, baseDir = process.cwd()): Pr
           takeCalls: () => [...recorder.take(), ...(agent.takeCalls?.() ?? [])],
         };
       },
+    }),
+  };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An agent folder (`clade init-agent`): untrusted code, so every episode runs it in the sandbox,
+ * with its model calls served from here. Its identity is the folder's path and the hash of all
+ * its files; a run in sandbox mode "none" carries that in the agent's name, shown on every report.
+ */
+export async function loadAgentFolder(path: string, baseDir = process.cwd()): Promise<LoadedAgent> {
+  const absolute = resolve(baseDir, path);
+  let files: Map<string, string>;
+  let factory: FolderAgentFactory;
+  try {
+    files = readAgentFolder(absolute);
+    factory = folderAgentFactory({ files });
+  } catch (error) {
+    throw new UserModuleError(`agent folder ${path}: ${firstLine(error)}`);
+  }
+  // Before any write: without bubblewrap, one line saying how to install it.
+  if (factory.mode === "bwrap") await checkSandbox();
+  const name = factory.mode === "none" ? `${factory.name}+sandbox-none` : factory.name;
+  return {
+    name,
+    identity: { path: absolute, sha256: factory.sha256 },
+    factory: ({ model }) => ({
+      ...folderAgentFactory({ files, ...(model ? { model } : {}), mode: factory.mode }),
+      name,
     }),
   };
 }

@@ -205,6 +205,13 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener("abort", forwardAbort);
+    // Agents holding resources (a sandboxed agent's process) release them; a failure to do so
+    // says nothing about the episode.
+    try {
+      await agent.close?.();
+    } catch {
+      // Ignored: the episode's outcome is already decided.
+    }
   }
   const outcome: Outcome =
     error !== undefined ? "error" : reward >= context.env.successThreshold ? "success" : "failure";

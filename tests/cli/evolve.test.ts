@@ -20,7 +20,33 @@ beforeAll(() => {
 
 describe("bad input: one line, exit 2, nothing written", () => {
   it.each([
-    [["--method", "hgm"], /--simulate SCENARIO is required/],
+    [["--method", "hgm"], /give --agent DIR .* or --simulate SCENARIO/],
+    [["--simulate", "trap", "--env", "maze"], /--env is for a search over an agent folder/],
+    [["--agent", "./a", "--simulate", "trap"], /--agent and --simulate are two kinds of search/],
+    [["--agent", "./a", "--env", "maze"], /--agent needs --modify-model SPEC .*, --run-id ID/],
+    [
+      ["--agent", "./a", "--env", "maze", "--modify-model", "m", "--run-id", "r", "--seeds", "2"],
+      /--seeds is for simulated searches, not --agent/,
+    ],
+    [
+      ["--agent", "./nope", "--env", "maze", "--modify-model", "openai:gpt-4o", "--run-id", "r"],
+      /--agent \.\/nope: the agent folder .*nope does not exist/,
+    ],
+    [
+      [
+        "--agent",
+        "./a",
+        "--env",
+        "maze",
+        "--modify-model",
+        "m",
+        "--run-id",
+        "r",
+        "--method",
+        "hgm,dgm",
+      ],
+      /a search over an agent takes one --method/,
+    ],
     [["--simulate", "nope"], /unknown scenario "nope" \(built in: trap, mismatch-mild/],
     [["--simulate", "trap", "--method", "hgm,mcts"], /--method: unknown method "mcts"/],
     [["--simulate", "trap", "--method", "hgm,hgm"], /--method lists a method twice/],

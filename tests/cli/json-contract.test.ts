@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUILTIN_ENV_INFOS } from "../../src/env/infos.js";
 import { RunStore } from "../../src/store/run-store.js";
+import { startFakeModelServer } from "../../src/testing/index.js";
 import { type CliResult, runCli } from "../fixtures/cli.js";
 
 // The demo over maze alone: its output has the same shape and the test stays quick. findEnv
@@ -242,6 +243,39 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(tree).toMatchObject({ run: "ev", method: "dgm", t: 60 });
     const best = expectJson(await cli("best", "ev", "--db", db, "--json"), "clade.best/1");
     expect((best.best as { node: number }).node).toBe(tree.best);
+  });
+
+  it("init-agent", async () => {
+    const out = expectJson(
+      await cli("init-agent", join(dir, "agent"), "--name", "a1", "--json"),
+      "clade.init-agent/1",
+    );
+    expect(out).toMatchObject({ dir: join(dir, "agent"), name: "a1", entry: "src/agent.ts" });
+  });
+
+  it("evolve --agent: a search over an agent folder (budget 0: the root's evaluation only)", async () => {
+    const server = await startFakeModelServer({
+      rule: () => ({ content: "Thought:\nLook around.\n\nAction:\nturn left" }),
+    });
+    try {
+      const model = `openai-compatible:${server.openaiBaseUrl}#m`;
+      const out = expectJson(
+        await cli(
+          ...["evolve", "--agent", join(dir, "agent"), "--env", "gridworld", "--tasks", "0"],
+          ...["--budget", "0", "--max-turns", "2", "--model", model, "--modify-model", model],
+          ...["--run-id", "ea", "--db", db, "--json"],
+        ),
+        "clade.evolve-agent/1",
+      );
+      expect(out).toMatchObject({
+        runId: "ea",
+        t: 0,
+        evaluations: { fails: 1 },
+        chosen: { node: 0 },
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it("eval and eval sets", async () => {

@@ -6,7 +6,8 @@
  * - `clade evolve --simulate SCENARIO --method M --seed S --run-id ID`: one search stored in the
  *   store's event log, resumable by running the same command again (clade.evolve/1).
  *
- * Evolving real agents (`--agent DIR --env ...`) plugs into the same engine later.
+ * - `clade evolve --agent DIR --env ENV --modify-model SPEC --run-id ID ...`: a search over a real
+ *   agent folder, every agent in the sandbox (evolve-agent.ts).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -33,6 +34,7 @@ import {
   type Scenario,
 } from "../../improve/search/simulation/scenario.js";
 import type { SearchTree } from "../../improve/search/tree.js";
+import { SANDBOX_MODES, setDefaultSandboxMode } from "../../sandbox/mode.js";
 import { type JsonValue, SearchStore } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
@@ -56,16 +58,47 @@ const evolveOptionsSchema = z.object({
   db: z.string().min(1, "must not be empty"),
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
+  // A search over a real agent folder (evolve-agent.ts).
+  agent: z.string().min(1, "must not be empty").optional(),
+  env: z.string().min(1, "must not be empty").optional(),
+  tasks: z.string().min(1, "must not be empty").optional(),
+  model: z.string().min(1, "must not be empty").optional(),
+  modifyModel: z.string().min(1, "must not be empty").optional(),
+  maxTurns: integerOption(1, 10_000).optional(),
+  timeout: integerOption(1, 86_400).optional(),
+  sandbox: z.enum(SANDBOX_MODES, { error: 'must be "bwrap" (the sandbox) or "none"' }).optional(),
+  config: z.string().min(1, "must not be empty").optional(),
 });
 
+/** Options that belong to one kind of search only. */
+const AGENT_ONLY = {
+  env: "--env",
+  tasks: "--tasks",
+  model: "--model",
+  modifyModel: "--modify-model",
+  maxTurns: "--max-turns",
+  timeout: "--timeout",
+  sandbox: "--sandbox",
+  config: "--config",
+} as const;
+const SIMULATION_ONLY = { seeds: "--seeds", latencyMs: "--latency-ms" } as const;
+const DEFAULT_AGENT_TIMEOUT_SECONDS = 300;
+
 export type RawEvolveOptions = z.input<typeof evolveOptionsSchema>;
+type EvolveOptions = z.output<typeof evolveOptionsSchema>;
 
 export async function evolveCommand(raw: RawEvolveOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evolveOptionsSchema, raw);
+  if (options.agent !== undefined) return evolveAgent(options, io);
+  for (const [key, flag] of Object.entries(AGENT_ONLY)) {
+    if (options[key as keyof typeof AGENT_ONLY] !== undefined) {
+      throw new UsageError(`${flag} is for a search over an agent folder: give --agent DIR`);
+    }
+  }
   if (options.simulate === undefined) {
     throw new UsageError(
-      "--simulate SCENARIO is required: evolving real agents is not available yet " +
-        `(scenarios: ${BUILTIN_SCENARIO_NAMES.join(", ")}, or a JSON file)`,
+      "give --agent DIR (a real agent folder; see clade init-agent) or --simulate SCENARIO " +
+        `(${BUILTIN_SCENARIO_NAMES.join(", ")}, or a JSON file)`,
     );
   }
   const scenario = loadScenario(options.simulate);
@@ -125,6 +158,61 @@ export async function evolveCommand(raw: RawEvolveOptions, io: CliIo): Promise<n
     );
     return 0;
   }, io);
+}
+
+/** `--agent DIR`: a search over a real agent folder, stored and resumable (evolve-agent.ts). */
+async function evolveAgent(options: EvolveOptions, io: CliIo): Promise<number> {
+  if (options.simulate !== undefined) {
+    throw new UsageError("--agent and --simulate are two kinds of search: give one");
+  }
+  for (const [key, flag] of Object.entries(SIMULATION_ONLY)) {
+    if (options[key as keyof typeof SIMULATION_ONLY] !== undefined) {
+      throw new UsageError(`${flag} is for simulated searches, not --agent`);
+    }
+  }
+  const missing = [
+    ["env", "--env ENV"],
+    ["modifyModel", "--modify-model SPEC (the model that writes the self-modifications)"],
+    ["runId", "--run-id ID (the same command resumes the search)"],
+  ].filter(([key]) => options[key as keyof EvolveOptions] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`--agent needs ${missing.map(([, flag]) => flag).join(", ")}`);
+  }
+  const methods = parseMethods(options.method, false);
+  if (methods.length !== 1) throw new UsageError("a search over an agent takes one --method");
+  if (options.sandbox !== undefined) setDefaultSandboxMode(options.sandbox);
+  try {
+    const { agentSearch } = await import("./evolve-agent.js");
+    return await withInterruption(
+      (signal) =>
+        agentSearch(
+          {
+            agent: options.agent as string,
+            env: options.env as string,
+            tasks: options.tasks ?? "test",
+            method: methods[0] as Method,
+            seed: options.seed ?? 0,
+            T: options.budget ?? DEFAULT_BUDGET,
+            W: options.workers ?? 1,
+            ...(options.model ? { model: options.model } : {}),
+            modifyModel: options.modifyModel as string,
+            runId: options.runId as string,
+            db: options.db,
+            ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
+            ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+            timeoutSeconds: options.timeout ?? DEFAULT_AGENT_TIMEOUT_SECONDS,
+            ...(options.config ? { config: options.config } : {}),
+            json: options.json ?? false,
+            progress: !options.json && !options.quiet,
+          },
+          signal,
+          io,
+        ),
+      io,
+    );
+  } finally {
+    if (options.sandbox !== undefined) setDefaultSandboxMode(undefined);
+  }
 }
 
 /** A built-in scenario's name, or a JSON file of one (a value with '/' or ending in .json). */
@@ -225,6 +313,8 @@ const EXIT_CODES: Record<StopReason, number> = {
   budget: 0,
   exhausted: 0,
   "budget-usd": 3,
+  // Nothing more can be made: what was found stands; the reason is printed.
+  "improvements-failing": 0,
   signal: 130,
 };
 

@@ -4,17 +4,43 @@
  * counts, the CMP estimate sC / (sC + fC), each agent's status and cost, and the final choice (the
  * largest ε-quantile of Beta(1 + s, 1 + f) on own counts, as the engine chooses it).
  *
- * `best --out DIR` will write the chosen agent's folder (its diffs applied) once searches evolve
- * real agents; a simulated search has no sources, so it is refused.
+ * `best --out DIR` writes the chosen agent's folder: the root's files from the search's
+ * configuration, then each node's diff down to the chosen one. A simulated search has no sources,
+ * so it is refused.
  */
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { writeAgentFolder } from "../../agent/folder/files.js";
+import type { EnvInfo } from "../../env/types.js";
+import { parseTaskRange } from "../../eval/task-range.js";
 import { createPolicy, isMethod, type Method } from "../../improve/search/policies/index.js";
 import { lowerQuantile } from "../../improve/search/policy.js";
 import { createSimulatedWork } from "../../improve/search/simulation/process.js";
 import { parseScenario, type Scenario } from "../../improve/search/simulation/scenario.js";
 import { cladeMean, type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
-import { type SearchEvent, type SearchRow, SearchStore } from "../../store/search-log.js";
+import { rootFilesOf } from "../../improve/selfmod/evolution.js";
+import { AgentLineage } from "../../improve/selfmod/lineage.js";
+import {
+  type JsonValue,
+  type SearchEvent,
+  type SearchRow,
+  SearchStore,
+} from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
+
+/**
+ * Stored task lists are written as ranges ("0-59,70"), never as a split's name, and were checked
+ * against their environment when the search started: read them against any task index.
+ */
+const ANY_TASK: EnvInfo = {
+  name: "stored",
+  version: "0",
+  description: "",
+  instruction: "",
+  splits: { train: { start: 0, end: 0 }, test: { start: 0, end: 2 ** 31 } },
+  successThreshold: 1,
+  maxSteps: 1,
+};
 
 export interface SearchReadOptions {
   db: string;
@@ -48,19 +74,23 @@ function loadSearch(runId: string, db: string): LoadedSearch {
     if (!isMethod(method)) {
       throw new UsageError(`search "${runId}" has an unknown method "${method}"`);
     }
-    if (config.kind !== "simulation") {
-      throw new UsageError(
-        `search "${runId}" is of kind "${String(config.kind)}": only simulated searches can be read yet`,
-      );
-    }
-    const scenario = parseScenario(config.scenario);
     const seed = Number(config.seed ?? 0);
     const hyperparameters = (config.hyperparameters ?? {}) as Record<string, unknown>;
     const policy = createPolicy(method, { [method]: hyperparameters });
     const epsilon = Number(policy.hyperparameters.epsilon);
     const events = store.events(runId);
-    const tasks = Array.from({ length: scenario.tasks }, (_, i) => i);
-    const rootData = { ...createSimulatedWork(scenario, seed).root };
+    let scenario: Scenario | null = null;
+    let tasks: number[];
+    let rootData: JsonValue = null;
+    if (config.kind === "simulation") {
+      scenario = parseScenario(config.scenario);
+      tasks = Array.from({ length: scenario.tasks }, (_, i) => i);
+      rootData = { ...createSimulatedWork(scenario, seed).root };
+    } else if (config.kind === "agent") {
+      tasks = parseTaskRange(String(config.tasks), ANY_TASK);
+    } else {
+      throw new UsageError(`search "${runId}" is of an unknown kind "${String(config.kind)}"`);
+    }
     const tree = SearchTree.fold(tasks, events, undefined, rootData);
     return { row, method, scenario, epsilon, tree, events, chosen: policy.finalChoice(tree) };
   } finally {
@@ -147,12 +177,19 @@ function preorder(tree: SearchTree): NodeId[] {
   return order;
 }
 
+/** " of AGENT on ENV" for a search over real agents. */
+function agentLabel(row: SearchRow): string {
+  const agent = row.config.agent as { name?: string } | null;
+  const sandbox = row.config.sandbox === "none" ? " (sandbox none)" : "";
+  return ` of ${agent?.name ?? "an agent"} on ${String(row.config.env)}${sandbox}`;
+}
+
 function headline(search: LoadedSearch): string {
   const { row, method, scenario, tree } = search;
   const budget = row.config.budget;
   const status = row.stopReason ? `${row.status}, ${row.stopReason}` : row.status;
   return (
-    `search ${row.id}: ${method}${scenario ? ` on ${scenario.name} (simulated)` : ""}, ` +
+    `search ${row.id}: ${method}${scenario ? ` on ${scenario.name} (simulated)` : agentLabel(row)}, ` +
     `seed ${String(row.config.seed)}; ${status}; ${tree.t}/${String(budget)} evaluations, ` +
     `${tree.size - 1} agents made, $${tree.usage.costUsd.toFixed(2)}`
   );
@@ -217,6 +254,13 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
     );
   }
   const { tree, chosen, epsilon } = search;
+  let written: string | null = null;
+  if (options.out !== undefined) {
+    if (chosen === null) {
+      throw new UsageError(`search "${runId}" has no final choice yet: nothing to write`);
+    }
+    written = writeChosenAgent(search, chosen, options.out);
+  }
   let best: Record<string, unknown> | null = null;
   if (chosen !== null) {
     const node = tree.node(chosen);
@@ -242,6 +286,7 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
         scenario: search.scenario?.name ?? null,
         epsilon,
         best,
+        out: written,
       })}\n`,
     );
     return 0;
@@ -260,6 +305,20 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
   if (best.quality !== null) {
     lines.push(`  true quality ${(best.quality as number).toFixed(3)} (simulated)`);
   }
+  if (written !== null) lines.push(`  written to ${written} (clade eval --agent ${written} ...)`);
   io.stdout(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/** Materialises the chosen agent (the root's files, then each diff down to it) into `out`. */
+function writeChosenAgent(search: LoadedSearch, chosen: NodeId, out: string): string {
+  const lineage = new AgentLineage(rootFilesOf(search.row.config));
+  for (const event of search.events) lineage.observe(event);
+  const target = resolve(out);
+  try {
+    writeAgentFolder(target, lineage.files(chosen));
+  } catch (error) {
+    throw new UsageError(`--out ${out}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  return target;
 }

@@ -14,7 +14,11 @@
  * - an evaluation that errors is recorded with its reason, never as a fail, and its task goes
  *   back to the node's open tasks, `maxTaskAttempts` times at most (an errored dispatch counts
  *   in t: the budget was spent);
- * - an improvement that throws, or returns no child, is recorded as failed with its reason.
+ * - an improvement that throws, or returns no child, is recorded as failed with its reason;
+ *   after `maxFailedImprovementsInARow` of them with no evaluation or child in between, nothing
+ *   new is dispatched until the work in flight finishes, and with none in flight the search stops
+ *   ("improvements-failing"): failed improvements spend none of T, so a parent that can never be
+ *   improved (nothing to fix, a broken model) would otherwise be expanded forever.
  * Decisions are synchronous: JavaScript's single thread is the paper's lock.
  */
 import type {
@@ -87,6 +91,8 @@ export interface SearchOptions {
   budgetUsd?: number;
   /** Attempts per (node, task) before a task that keeps erroring is given up for that node. */
   maxTaskAttempts?: number;
+  /** Failed improvements in a row (no evaluation or child between them) that stop the search. */
+  maxFailedImprovementsInARow?: number;
   /** The improver's record of the root (e.g. a simulation's hidden state). */
   rootData?: JsonValue;
   /** Where events go; in memory when absent. A log with events resumes that search. */
@@ -96,7 +102,7 @@ export interface SearchOptions {
   onEvent?: (event: SearchEvent, tree: SearchTree) => void;
 }
 
-export type StopReason = "budget" | "budget-usd" | "exhausted" | "signal";
+export type StopReason = "budget" | "budget-usd" | "exhausted" | "improvements-failing" | "signal";
 
 export interface SearchResult {
   tree: SearchTree;
@@ -113,6 +119,7 @@ export interface SearchResult {
 /** Draws of a decision: keyed by (seed, work number, this tag). */
 const DECISION_DRAWS = 0xdec1;
 const DEFAULT_MAX_TASK_ATTEMPTS = 3;
+const DEFAULT_MAX_FAILED_IMPROVEMENTS_IN_A_ROW = 50;
 
 /** A log in memory (a simulation's). */
 export function memoryLog(events: SearchEvent[] = []): SearchLog {
@@ -169,7 +176,14 @@ export async function runSearch(options: SearchOptions): Promise<SearchResult> {
     notify();
   };
 
+  const maxFailedInARow =
+    options.maxFailedImprovementsInARow ?? DEFAULT_MAX_FAILED_IMPROVEMENTS_IN_A_ROW;
+  let failedInARow = 0;
   const record = (event: SearchEvent) => {
+    if (event.type === "improvement_failed") failedInARow++;
+    else if (event.type === "improvement_finished" || event.type === "evaluation_finished") {
+      failedInARow = 0;
+    }
     log.append(event);
     tree.apply(event);
     policy.observe(event, tree);
@@ -182,6 +196,12 @@ export async function runSearch(options: SearchOptions): Promise<SearchResult> {
     if (controller.signal.aborted) return stopWith("signal");
     if (options.budgetUsd !== undefined && tree.usage.costUsd >= options.budgetUsd) {
       return stopWith("budget-usd");
+    }
+    if (failedInARow >= maxFailedInARow) {
+      // Work in flight may change what improvements see (a finished evaluation): wait for it.
+      return tree.pendingEvaluations + tree.pendingImprovements > 0
+        ? "wait"
+        : stopWith("improvements-failing");
     }
     const work = tree.nextWork;
     const rootTask = tree.firstOpenTask(ROOT);

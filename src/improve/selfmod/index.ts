@@ -1,0 +1,7 @@
+/** Self-modification of agents that are folders of TypeScript (HGM's improvement step). */
+export * from "./implementer.js";
+export * from "./improver.js";
+export * from "./patch.js";
+export * from "./plan.js";
+export * from "./target.js";
+export * from "./usage.js";
