@@ -1,5 +1,6 @@
 /** clade's library API: environments, agents, rollouts, evaluation and the run store. */
 
+export * from "./agent/folder/index.js";
 export * from "./agent/llm.js";
 export { type LlmAgentOptions, SEND_MODES, type SendMode } from "./agent/prompting.js";
 export { createRandomAgent } from "./agent/random.js";
@@ -19,6 +20,7 @@ export * from "./eval/metrics.js";
 export { runMetrics, taskOutcomes } from "./eval/report.js";
 export { parseTaskRange, TaskRangeError } from "./eval/task-range.js";
 export * from "./improve/search/index.js";
+export * from "./improve/selfmod/index.js";
 export * from "./model/cache.js";
 export * from "./model/call-record.js";
 export * from "./model/client.js";

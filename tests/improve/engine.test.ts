@@ -144,6 +144,40 @@ describe("errors and failures", () => {
 });
 
 describe("stopping", () => {
+  it("improvements that keep failing wait for work in flight, then stop the search", async () => {
+    const events: SearchEvent[] = [];
+    let slowEvaluations = 0;
+    const result = await runSearch({
+      policy: createPolicy("hgm"),
+      // Nothing can ever be made: the parent has nothing to fix.
+      improver: { improve: async () => ({ child: null, reason: "nothing to fix" }) },
+      evaluator: {
+        // The root's evaluations take a while: the failing improvements must not end the search
+        // while one is in flight.
+        evaluate: async () => {
+          slowEvaluations++;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return { outcome: "pass" };
+        },
+      },
+      tasks: [0, 1, 2],
+      T: 10,
+      W: 2,
+      seed: 0,
+      maxFailedImprovementsInARow: 4,
+      log: memoryLog(events),
+    });
+    expect(result.stopReason).toBe("improvements-failing");
+    expect(slowEvaluations).toBe(3);
+    expect(events.filter((e) => e.type === "evaluation_finished")).toHaveLength(3);
+    const failed = events.filter((e) => e.type === "improvement_failed");
+    expect(failed.length).toBeGreaterThanOrEqual(4);
+    // Each failure spent nothing of T, and the search ended instead of spinning: at most 4 in a
+    // row, the count starting again after each of the 3 evaluations.
+    expect(result.tree.t).toBe(0);
+    expect(failed.length).toBeLessThanOrEqual(4 * (3 + 1));
+  });
+
   it("the dollar budget stops dispatching; a larger one resumes", async () => {
     const { result, events } = await search({ budgetUsd: 10 });
     expect(result.stopReason).toBe("budget-usd");

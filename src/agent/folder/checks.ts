@@ -5,16 +5,12 @@
  * folder's own.
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import {
   createWorkspace,
   defaultSandboxMode,
-  packageBinds,
   removeWorkspace,
   runSandboxed,
-  SANDBOX_NODE_MODULES,
   type SandboxBind,
   type SandboxLimits,
   type SandboxMode,
@@ -27,7 +23,8 @@ import {
   checkAgentFiles,
   writeFilesInto,
 } from "./files.js";
-import { agentTemplateDir, cladePackageRoot, withAgentApi } from "./template.js";
+import { packageBindsOf, tsxImport } from "./packages.js";
+import { agentTemplateDir, withAgentApi } from "./template.js";
 
 export interface CheckOptions {
   /** Where the check runs: the sandbox's default mode (CLADE_SANDBOX, else "bwrap") unless set. */
@@ -111,17 +108,16 @@ export async function runAgentTests(
     throw error;
   }
   if (tests.length === 0) return { ok: true, output: "no tests", durationMs: 0, killedBy: null };
-  const tsx = packageBindsOf("tsx");
   return runCheck(prepared, options, TEST_LIMITS, (mode) => ({
     args: [
       "--import",
-      mode === "none" ? tsxLoaderUrl(tsx.main.source) : "tsx",
+      tsxImport(mode).specifier,
       "--test",
       "--test-reporter=spec",
       // "./" so that no file name can read as an option.
       ...tests.map((path) => `./${path}`),
     ],
-    binds: tsx.binds,
+    binds: tsxImport(mode).binds,
   }));
 }
 
@@ -144,24 +140,6 @@ let tsconfigText: string | undefined;
 function templateTsconfig(): string {
   tsconfigText ??= readFileSync(join(agentTemplateDir(), TSCONFIG), "utf8");
   return tsconfigText;
-}
-
-/**
- * The read-only binds a package needs (it and its dependencies, from clade's node_modules) and
- * its own bind: at `target` inside the sandbox, at `source` on the host (mode "none" has no
- * binds, so there the host paths are used).
- */
-function packageBindsOf(name: string): { binds: SandboxBind[]; main: Required<SandboxBind> } {
-  const binds = packageBinds([name], cladePackageRoot());
-  const target = `${SANDBOX_NODE_MODULES}/${name}`;
-  const main = binds.find((bind) => bind.target === target);
-  if (main === undefined) throw new Error(`no bind of ${name} at ${target}`);
-  return { binds, main: { source: main.source, target } };
-}
-
-/** tsx's loader as an --import URL, for mode "none" (the workspace has no node_modules). */
-function tsxLoaderUrl(tsxDir: string): string {
-  return pathToFileURL(createRequire(join(tsxDir, "package.json")).resolve("tsx")).href;
 }
 
 async function runCheck(

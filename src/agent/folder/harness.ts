@@ -7,7 +7,7 @@
  * report its own reward, or see a key.
  *
  * Requests (child → parent), each answered by the parent:
- * - `{id, op: "start"}` → `{entry, context, model}`: the entry module's path in /work, the
+ * - `{id, op: "start"}` → `{entry, context, model}`: the entry module's path in the folder, the
  *   episode's context, and the model's id (null when the run has no model);
  * - `{id, op: "next", reply?, error?}` → `{state}` or `{end: true}`: hands over the previous
  *   turn's reply (or why the agent failed to give one; also used for a load failure) and waits
@@ -20,7 +20,6 @@ export const HARNESS_FILE = ".clade-harness.mjs";
 
 export const HARNESS_SOURCE = String.raw`
 import net from "node:net";
-import { pathToFileURL } from "node:url";
 
 const channel = new net.Socket({ fd: 3 });
 channel.setEncoding("utf8");
@@ -90,7 +89,8 @@ if (start.model !== null) {
 
 let agent;
 try {
-  const module = await import(pathToFileURL("/work/" + start.entry).href);
+  // Beside this file: /work in the sandbox, the workspace itself in mode "none".
+  const module = await import(new URL(start.entry, import.meta.url).href);
   agent = agentFactory(module).create(start.context, setup);
   if (!agent || typeof agent.act !== "function") throw new TypeError("create() must return an object with act(state, signal)");
 } catch (error) {

@@ -8,17 +8,14 @@
  * model client (retries, limits, cache, budget, accounting). The agent's model calls come over
  * the channel and are recorded with the turn that made them, as an in-process agent's are.
  */
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { CallRecorder } from "../../model/call-record.js";
 import type { Model, ModelRequest } from "../../model/types.js";
 import {
   createWorkspace,
   defaultSandboxMode,
-  packageBinds,
   removeWorkspace,
   runSandboxed,
-  type SandboxBind,
   type SandboxLimits,
   type SandboxMode,
   type SandboxResult,
@@ -27,6 +24,7 @@ import type { AgentFactory } from "../registry.js";
 import type { Agent, AgentReply, AgentState, EpisodeContext } from "../types.js";
 import { type AgentFiles, agentFilesHash, agentManifest, writeFilesInto } from "./files.js";
 import { HARNESS_FILE, HARNESS_SOURCE } from "./harness.js";
+import { tsxImport } from "./packages.js";
 import { withAgentApi } from "./template.js";
 
 /**
@@ -65,9 +63,6 @@ export interface FolderAgentFactory extends AgentFactory {
   sha256: string;
   mode: SandboxMode;
 }
-
-const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));
-let tsxBinds: SandboxBind[] | undefined;
 
 const replySchema = z.object({
   action: z.string({ error: "the agent's reply has no action string" }).max(100_000),
@@ -229,12 +224,12 @@ class FolderAgent implements Agent {
     this.workspace = workspace;
     writeFilesInto(workspace, withAgentApi(this.options.files));
     writeFilesInto(workspace, new Map([[HARNESS_FILE, HARNESS_SOURCE]]));
-    tsxBinds ??= packageBinds(["tsx"], packageRoot);
+    const tsx = tsxImport(this.mode);
     this.run = runSandboxed({
       command: process.execPath,
-      args: ["--import", "tsx", HARNESS_FILE],
+      args: ["--import", tsx.specifier, HARNESS_FILE],
       workspace,
-      binds: tsxBinds,
+      binds: tsx.binds,
       env: { NODE_ENV: "production" },
       limits: { ...FOLDER_AGENT_LIMITS, ...this.options.limits },
       mode: this.mode,

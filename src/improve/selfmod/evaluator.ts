@@ -16,7 +16,7 @@ import type { JsonValue, WorkUsage } from "../../store/search-log.js";
 import type { EvaluationResult, Evaluator } from "../search/engine.js";
 import type { SearchNode } from "../search/tree.js";
 import type { AgentLineage } from "./lineage.js";
-import type { Evaluation } from "./target.js";
+import type { NodeEvaluation } from "./target.js";
 
 /** The stored run holding a node's episodes. */
 export function nodeRunId(searchId: string, node: number): string {
@@ -184,7 +184,11 @@ const CONTEXT_LENGTH =
   /context length|context window|maximum context|too many tokens|prompt is too long/i;
 
 /** A node's finished evaluations as the improver reads them (episodes of its run). */
-export function storedEvaluations(store: RunStore, searchId: string, node: number): Evaluation[] {
+export function storedEvaluations(
+  store: RunStore,
+  searchId: string,
+  node: number,
+): NodeEvaluation[] {
   const runId = nodeRunId(searchId, node);
   if (!store.getRun(runId)) return [];
   return store

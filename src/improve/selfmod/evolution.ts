@@ -23,6 +23,7 @@ import type { SearchTree } from "../search/tree.js";
 import {
   createAgentEvaluator,
   type EpisodeSettings,
+  episodeUsage,
   runFolderEpisode,
   storedEvaluations,
 } from "./evaluator.js";
@@ -146,9 +147,10 @@ export async function runAgentEvolution(options: AgentEvolutionOptions): Promise
         signal,
         ...(model ? { model } : {}),
       });
+      const usage = episodeUsage(record);
       return record.outcome === "error"
-        ? { ok: false, reason: `${record.endReason}: ${record.error ?? "error"}` }
-        : { ok: true };
+        ? { ok: false, reason: `${record.endReason}: ${record.error ?? "error"}`, usage }
+        : { ok: true, usage };
     },
   });
   try {

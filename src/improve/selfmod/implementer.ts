@@ -30,14 +30,14 @@ const READ_CHARS = 60_000;
 const CHECK_OUTPUT_CHARS = 10_000;
 
 /** The result of running the agent's typecheck or its tests (in the sandbox, by the caller). */
-export interface CheckResult {
+export interface CheckOutcome {
   ok: boolean;
   output: string;
 }
 
 export interface AgentChecks {
-  typecheck(files: AgentFiles, signal: AbortSignal): Promise<CheckResult>;
-  tests(files: AgentFiles, signal: AbortSignal): Promise<CheckResult>;
+  typecheck(files: AgentFiles, signal: AbortSignal): Promise<CheckOutcome>;
+  tests(files: AgentFiles, signal: AbortSignal): Promise<CheckOutcome>;
 }
 
 export interface ImplementLimits {

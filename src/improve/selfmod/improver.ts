@@ -14,6 +14,7 @@
 import type { AgentFiles } from "../../agent/folder/files.js";
 import { mixSeeds } from "../../env/rng.js";
 import type { Model } from "../../model/types.js";
+import type { WorkUsage } from "../../store/search-log.js";
 import type { ImprovementResult, Improver, WorkContext } from "../search/engine.js";
 import type { SearchNode } from "../search/tree.js";
 import {
@@ -24,7 +25,7 @@ import {
 } from "./implementer.js";
 import { applyPatch, diffFiles } from "./patch.js";
 import { DEFAULT_DIAGNOSE_ATTEMPTS, DEFAULT_LOG_CHARS, diagnose, type Plan } from "./plan.js";
-import { chooseTarget, type Evaluation, type Target, type Theme } from "./target.js";
+import { chooseTarget, type NodeEvaluation, type Target, type Theme } from "./target.js";
 import { addUsage } from "./usage.js";
 
 /** How long a reason may be: it is one line of a log and a report. */
@@ -43,6 +44,8 @@ export type ImproverChecks = AgentChecks;
 export interface SmokeResult {
   ok: boolean;
   reason?: string;
+  /** What the episode's model calls cost: part of the improvement's cost. */
+  usage?: WorkUsage;
 }
 
 export interface AgentImproverDeps {
@@ -51,7 +54,7 @@ export interface AgentImproverDeps {
   /** A node's files (the root's, with its chain of patches applied). */
   nodeFiles(node: SearchNode): Promise<AgentFiles>;
   /** A node's finished evaluations, with their logs. */
-  evaluationsOf(node: SearchNode): Promise<Evaluation[]>;
+  evaluationsOf(node: SearchNode): Promise<NodeEvaluation[]>;
   /** Typecheck and unit tests of an agent, in the sandbox. */
   checks: ImproverChecks;
   /** One episode of the agent, in the sandbox: it must run and give an answer. */
@@ -146,7 +149,7 @@ export function createAgentImprover(deps: AgentImproverDeps): Improver {
         ...(limits.maxTokens !== undefined ? { maxTokens: limits.maxTokens } : {}),
         ...(limits.maxMs !== undefined ? { maxMs: limits.maxMs } : {}),
       });
-      const usage = addUsage(diagnosis.usage, implementation.usage);
+      let usage = addUsage(diagnosis.usage, implementation.usage);
       signal.throwIfAborted();
 
       const patch = diffFiles(files, implementation.files);
@@ -171,6 +174,7 @@ export function createAgentImprover(deps: AgentImproverDeps): Improver {
       if (!tests.ok) return noChild(`tests failed: ${firstErrorLine(tests.output)}`);
       signal.throwIfAborted();
       const smoke = await deps.smoke(child, signal);
+      if (smoke.usage) usage = addUsage(usage, smoke.usage);
       if (!smoke.ok) return noChild(`smoke episode failed: ${smoke.reason ?? "no reason given"}`);
       signal.throwIfAborted();
 

@@ -19,7 +19,7 @@
  */
 import { createRng } from "../../env/rng.js";
 
-export interface Evaluation {
+export interface NodeEvaluation {
   task: number;
   outcome: "pass" | "fail" | "error";
   /** The episode's log, as the diagnosis sees it. */
@@ -36,8 +36,8 @@ export type Theme = "unparseable_replies" | "context_length";
 
 /** A target, with the episode the diagnosis reads (for a theme: an example of it, if any). */
 export type Target =
-  | { kind: "task"; task: number; evaluation: Evaluation }
-  | { kind: "theme"; theme: Theme; evaluation: Evaluation | null };
+  | { kind: "task"; task: number; evaluation: NodeEvaluation }
+  | { kind: "theme"; theme: Theme; evaluation: NodeEvaluation | null };
 
 /** DGM's gate and probability for a theme. */
 export const THEME_MIN_SHARE = 0.1;
@@ -66,22 +66,22 @@ export const THEME_DESCRIPTIONS: Readonly<Record<Theme, string>> = {
     "short.",
 };
 
-export function showsUnparseableReplies(evaluation: Evaluation): boolean {
+export function showsUnparseableReplies(evaluation: NodeEvaluation): boolean {
   return evaluation.parseErrors > 0;
 }
 
-export function showsContextLength(evaluation: Evaluation): boolean {
+export function showsContextLength(evaluation: NodeEvaluation): boolean {
   if (evaluation.contextLength) return true;
   return CONTEXT_LENGTH_PATTERN.test(`${evaluation.error ?? ""}\n${evaluation.log}`);
 }
 
 /** The episode that shows a theme best: the most parse errors, else the first; by task order. */
-function example(evaluations: readonly Evaluation[], theme: Theme): Evaluation | null {
+function example(evaluations: readonly NodeEvaluation[], theme: Theme): NodeEvaluation | null {
   const showing = evaluations.filter(
     theme === "unparseable_replies" ? showsUnparseableReplies : showsContextLength,
   );
   if (theme === "context_length") return showing[0] ?? null;
-  return showing.reduce<Evaluation | null>(
+  return showing.reduce<NodeEvaluation | null>(
     (best, e) => (best === null || e.parseErrors > best.parseErrors ? e : best),
     null,
   );
@@ -100,7 +100,7 @@ export interface TargetOptions {
  * a theme.
  */
 export function chooseTarget(
-  evaluations: readonly Evaluation[],
+  evaluations: readonly NodeEvaluation[],
   { seed, ordinal }: TargetOptions,
 ): Target | null {
   const sorted = [...evaluations].sort((a, b) => a.task - b.task);
@@ -112,7 +112,7 @@ export function chooseTarget(
   if (sorted.some(showsContextLength)) shown.push("context_length");
 
   // The last failed evaluation of each failed task, in task order.
-  const failed = new Map<number, Evaluation>();
+  const failed = new Map<number, NodeEvaluation>();
   for (const evaluation of sorted) {
     if (evaluation.outcome === "fail") failed.set(evaluation.task, evaluation);
   }
@@ -128,7 +128,7 @@ export function chooseTarget(
     const passed = sorted.filter((evaluation) => evaluation.outcome === "pass");
     if (passed.length === 0) return null;
     const order = createRng(seed, ORDER_DRAWS).shuffle(passed);
-    const evaluation = order[ordinal % order.length] as Evaluation;
+    const evaluation = order[ordinal % order.length] as NodeEvaluation;
     return { kind: "task", task: evaluation.task, evaluation };
   }
   const draws = createRng(seed, ordinal, THEME_DRAWS);
@@ -136,6 +136,6 @@ export function chooseTarget(
     if (draws.next() < THEME_PROBABILITY) return theme(candidate);
   }
   const order = createRng(seed, ORDER_DRAWS).shuffle(failures);
-  const evaluation = order[ordinal % order.length] as Evaluation;
+  const evaluation = order[ordinal % order.length] as NodeEvaluation;
   return { kind: "task", task: evaluation.task, evaluation };
 }

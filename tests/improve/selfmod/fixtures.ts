@@ -1,7 +1,7 @@
 /** A small agent folder, plans and nodes for the self-modification tests. */
 import type { SearchNode } from "../../../src/improve/search/tree.js";
 import type { Plan } from "../../../src/improve/selfmod/plan.js";
-import type { Evaluation } from "../../../src/improve/selfmod/target.js";
+import type { NodeEvaluation } from "../../../src/improve/selfmod/target.js";
 
 export const PARSE_SOURCE = `export function parseAction(reply: string): string | null {
   const match = /Action:\\s*(.+)/.exec(reply);
@@ -43,9 +43,9 @@ export function planReply(plan: unknown = PLAN): string {
 
 export function evaluation(
   task: number,
-  outcome: Evaluation["outcome"],
-  extra: Partial<Evaluation> = {},
-): Evaluation {
+  outcome: NodeEvaluation["outcome"],
+  extra: Partial<NodeEvaluation> = {},
+): NodeEvaluation {
   return { task, outcome, log: `episode of task ${task}`, parseErrors: 0, ...extra };
 }
 

@@ -17,7 +17,7 @@ import {
   firstErrorLine,
 } from "../../../src/improve/selfmod/improver.js";
 import { applyPatch } from "../../../src/improve/selfmod/patch.js";
-import type { Evaluation } from "../../../src/improve/selfmod/target.js";
+import type { NodeEvaluation } from "../../../src/improve/selfmod/target.js";
 import { ScriptedModel, type ScriptedReply } from "../../../src/testing/scripted-model.js";
 import { evaluation, node, PARENT_FILES, PARSE_SOURCE, PLAN, planReply } from "./fixtures.js";
 
@@ -44,7 +44,7 @@ const PASS = { ok: true, output: "" };
 function setup(
   overrides: Partial<AgentImproverDeps> & {
     script?: ScriptedReply[];
-    evaluations?: Evaluation[];
+    evaluations?: NodeEvaluation[];
   } = {},
 ) {
   const model = new ScriptedModel(overrides.script ?? EDITING_SCRIPT);
@@ -212,12 +212,14 @@ describe("no child", () => {
       smoke: async () => ({
         ok: false,
         reason: "error: the agent threw\n  at act (src/agent.ts:3)",
+        // The smoke episode's model calls are part of the improvement's cost.
+        usage: { inputTokens: 7, outputTokens: 3, costUsd: 0.5 },
       }),
     });
     expect(await improve()).toMatchObject({
       child: null,
       reason: "smoke episode failed: error: the agent threw at act (src/agent.ts:3)",
-      usage: { inputTokens: 300, outputTokens: 30, costUsd: 0 },
+      usage: { inputTokens: 307, outputTokens: 33, costUsd: 0.5 },
     });
   });
 });

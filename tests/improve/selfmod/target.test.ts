@@ -6,18 +6,18 @@
 import { describe, expect, it } from "vitest";
 import {
   chooseTarget,
-  type Evaluation,
+  type NodeEvaluation,
   showsContextLength,
   type Target,
   THEME_PROBABILITY,
 } from "../../../src/improve/selfmod/target.js";
 import { evaluation } from "./fixtures.js";
 
-const choose = (evaluations: Evaluation[], ordinal = 0, seed = 1) =>
+const choose = (evaluations: NodeEvaluation[], ordinal = 0, seed = 1) =>
   chooseTarget(evaluations, { seed, ordinal });
 
 /** How often each kind of target comes up over many ordinals. */
-function tally(evaluations: Evaluation[], ordinals = 2000): Map<string, number> {
+function tally(evaluations: NodeEvaluation[], ordinals = 2000): Map<string, number> {
   const counts = new Map<string, number>();
   for (let ordinal = 0; ordinal < ordinals; ordinal++) {
     const target = choose(evaluations, ordinal) as Target;
