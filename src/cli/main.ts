@@ -95,8 +95,8 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option("--budget-usd <dollars>", "stop starting episodes once this much is spent")
     .option(
       "--sandbox <mode>",
-      "where untrusted code (the coding env's tests) runs: bwrap (default) | none (no sandbox; " +
-        "recorded in the run)",
+      "where untrusted code (agent folders, the coding env's tests) runs: bwrap (default) | " +
+        "none (no sandbox; recorded in the run)",
     )
     .option(
       "--fail-on-error <n>",

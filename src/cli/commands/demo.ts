@@ -1,16 +1,20 @@
 /**
  * `clade demo`: real work, offline. Evaluates the reference solver and the random baseline on
- * every built-in environment's test tasks and prints one table.
+ * every built-in environment's test tasks and prints one table; compares the search methods on a
+ * simulated self-improvement process; checks the starting agent folder in the sandbox.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runAgentTests, runTypecheck } from "../../agent/folder/checks.js";
+import { agentTemplate } from "../../agent/folder/template.js";
 import { BUILTIN_ENVS } from "../../env/registry.js";
 import { type Evaluation, runEvaluation } from "../../eval/evaluation.js";
 import { METHODS } from "../../improve/search/policies/index.js";
 import { runSimulation } from "../../improve/search/simulation/experiment.js";
 import { builtinScenario } from "../../improve/search/simulation/index.js";
 import type { Scenario } from "../../improve/search/simulation/scenario.js";
+import { checkSandbox, defaultSandboxMode, type SandboxMode } from "../../sandbox/index.js";
 import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
@@ -91,11 +95,12 @@ export async function demoCommand(
     T: DEMO_SEARCH.budget,
     W: 1,
   });
+  const agentFolder = await checkStarterAgent();
   if (options.json) {
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, agentFolder })}\n`,
     );
     return 0;
   }
@@ -138,5 +143,49 @@ export async function demoCommand(
     `\nSelf-improvement search, simulated (clade evolve --simulate ${DEMO_SEARCH.scenario} ` +
       `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,
   );
+  io.stdout(`\n${agentFolderText(agentFolder)}\n`);
   return 0;
+}
+
+interface AgentFolderDemo {
+  sandbox: SandboxMode;
+  files: number;
+  typecheck: { ok: boolean; seconds: number };
+  tests: { ok: boolean; seconds: number };
+}
+
+/**
+ * The starting agent of `clade init-agent`, checked as every self-modification is: its typecheck
+ * and its own tests, in the sandbox. Null, with the reason, when the sandbox cannot run here.
+ */
+async function checkStarterAgent(): Promise<AgentFolderDemo | { unavailable: string }> {
+  const mode = defaultSandboxMode();
+  try {
+    if (mode === "bwrap") await checkSandbox();
+  } catch (error) {
+    return { unavailable: (error as Error).message.split("\n")[0] ?? "the sandbox is unavailable" };
+  }
+  const files = agentTemplate("starter");
+  const typecheck = await runTypecheck(files, { mode });
+  const tests = await runAgentTests(files, { mode });
+  const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
+  return {
+    sandbox: mode,
+    files: files.size,
+    typecheck: { ok: typecheck.ok, seconds: seconds(typecheck.durationMs) },
+    tests: { ok: tests.ok, seconds: seconds(tests.durationMs) },
+  };
+}
+
+function agentFolderText(result: AgentFolderDemo | { unavailable: string }): string {
+  if ("unavailable" in result) return `Agent folders: not checked here: ${result.unavailable}`;
+  const verdict = (check: { ok: boolean; seconds: number }, what: string) =>
+    `${what} ${check.ok ? "passed" : "FAILED"} (${check.seconds.toFixed(2)} s)`;
+  return (
+    `Agent folders (clade init-agent): the starting ReAct agent, ${result.files} files, checked ` +
+    `as every self-modification is, in the sandbox (${result.sandbox}): ` +
+    `${verdict(result.typecheck, "typecheck")}, ${verdict(result.tests, "its own tests")}.\n` +
+    "Evolving it takes a model: clade evolve --agent DIR --model SPEC --modify-model SPEC " +
+    "(docs/agents.md)."
+  );
 }

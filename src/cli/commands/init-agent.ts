@@ -1,5 +1,5 @@
 /** `clade init-agent DIR`: writes the starting agent folder (a ReAct agent) into DIR. */
-import { basename, resolve } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import {
   AGENT_MANIFEST,
   AgentFolderError,
@@ -34,8 +34,11 @@ export function initAgentCommand(
     }
     throw error;
   }
-  // The folder as the user typed it, quoted when a shell would split it.
-  const shown = /^[\w./@+-]+$/.test(dir) ? dir : JSON.stringify(dir);
+  // The folder as the user typed it, as a path (--agent tells a folder from a built-in agent's
+  // name by ./, ../ or /), quoted when a shell would split it.
+  const asPath =
+    isAbsolute(dir) || dir.startsWith("./") || dir.startsWith("../") ? dir : `./${dir}`;
+  const shown = /^[\w./@+-]+$/.test(asPath) ? asPath : JSON.stringify(asPath);
   const next = [
     `clade eval --agent ${shown} --env maze --model <spec>`,
     `clade evolve --agent ${shown} --env maze --model <spec> --modify-model <spec> --run-id <id>`,
