@@ -206,4 +206,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (search_id, seq)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Searches whose models have no price. unpriced: 1 when some of the finished work's model
+  -- calls had no price (its cost is unknown, not 0; cost_usd holds the priced part), 0 when all
+  -- were priced, NULL for events without usage. NULL on rows written before: readers take a
+  -- search over real agents' work as unpriced when it used tokens and cost 0 (parseEvent in
+  -- search-log.ts); a simulation's work is always priced.
+  ALTER TABLE search_events ADD COLUMN unpriced INTEGER;
+  `,
 ];

@@ -4,6 +4,7 @@
  * that is kept: an event is committed before the work it announces starts, and never changed.
  */
 import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
+import type { CostFields } from "./run-store.js";
 
 export type JsonValue =
   | null
@@ -17,7 +18,23 @@ export type JsonValue =
 export interface WorkUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Dollars of the calls whose model had a price: with `unpriced`, only a partial sum. */
   costUsd: number;
+  /**
+   * Some of the work's model calls had no price (a local server, an unknown name): its cost is
+   * not known, and reports say "unpriced", never $0. Absent when every call was priced (and
+   * always in a simulation, whose prices are set).
+   */
+  unpriced?: true;
+}
+
+/**
+ * A usage's cost as reports count it (CostFields, see report.ts's formatCost): the priced part,
+ * null when nothing had a price (the priced part is then 0), and `unpriced` when some had none.
+ */
+export function workCost(usage: Pick<WorkUsage, "costUsd" | "unpriced">): CostFields {
+  if (!usage.unpriced) return { costUsd: usage.costUsd };
+  return { costUsd: usage.costUsd === 0 ? null : usage.costUsd, unpriced: true };
 }
 
 export type EvaluationOutcome = "pass" | "fail" | "error";
@@ -113,6 +130,8 @@ interface EventRowRaw {
   cost_usd: number | null;
   duration_ms: number | null;
   data: string | null;
+  /** 1: some of the work's calls had no price; 0: priced; NULL: no usage, or written before. */
+  unpriced: number | null;
 }
 
 export class SearchStore {
@@ -126,8 +145,8 @@ export class SearchStore {
     if (!hasTable) throw new StoreError("this store has no searches table: open it to write once");
     this.insertEvent = db.prepare(
       `INSERT INTO search_events (search_id, seq, type, work, node, parent, task, attempt, outcome,
-         reason, input_tokens, output_tokens, cost_usd, duration_ms, data, at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         reason, input_tokens, output_tokens, cost_usd, duration_ms, data, unpriced, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -218,15 +237,20 @@ export class SearchStore {
     const rows = this.db
       .prepare("SELECT * FROM search_events WHERE search_id = ? ORDER BY seq")
       .all(id) as EventRowRaw[];
+    // Rows written before migration 7 do not say whether their work was priced (see parseEvent).
+    const agents = this.getSearch(id)?.config.kind === "agent";
     return rows.map((row, index) => {
-      const event = row.seq === index ? parseEvent(row) : undefined;
+      const event = row.seq === index ? parseEvent(row, agents) : undefined;
       if (!event) throw new StoreError(`search "${id}": event ${index} is damaged`);
       return event;
     });
   }
 }
 
-/** node, parent, task, attempt, outcome, reason, tokens in and out, cost, duration, data. */
+/**
+ * node, parent, task, attempt, outcome, reason, tokens in and out, cost, duration, data, and
+ * whether some of the work's calls had no price (1, else 0; NULL for an event without usage).
+ */
 function eventColumns(event: SearchEvent): (string | number | null)[] {
   const usage = "usage" in event ? event.usage : undefined;
   return [
@@ -243,17 +267,30 @@ function eventColumns(event: SearchEvent): (string | number | null)[] {
     usage?.costUsd ?? null,
     "durationMs" in event ? event.durationMs : null,
     event.type === "improvement_finished" ? JSON.stringify(event.data) : null,
+    usage ? (usage.unpriced ? 1 : 0) : null,
   ];
 }
 
 const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && value >= 0;
 
-function parseEvent(row: EventRowRaw): SearchEvent | undefined {
-  const usage = (): WorkUsage | undefined =>
-    isCount(row.input_tokens) && isCount(row.output_tokens) && typeof row.cost_usd === "number"
-      ? { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd }
-      : undefined;
+/**
+ * An event from its row. `agents`: the search is over real agents. Its rows written before
+ * migration 7 (unpriced NULL) are taken as unpriced when their work used tokens and cost 0, as
+ * run-store.ts's UNPRICED_CALL takes old calls: a search has no response cache, so only a model
+ * without a price made such work. A simulation's prices are always set (a scenario may give
+ * tokens at $0), so its rows are priced.
+ */
+function parseEvent(row: EventRowRaw, agents: boolean): SearchEvent | undefined {
+  const usage = (): WorkUsage | undefined => {
+    const { input_tokens: input, output_tokens: output, cost_usd: cost, unpriced } = row;
+    if (!(isCount(input) && isCount(output) && typeof cost === "number")) return undefined;
+    if (unpriced !== null && unpriced !== 0 && unpriced !== 1) return undefined;
+    const spent: WorkUsage = { inputTokens: input, outputTokens: output, costUsd: cost };
+    const noPrice = unpriced === null ? agents && cost === 0 && input + output > 0 : unpriced === 1;
+    if (noPrice) spent.unpriced = true;
+    return spent;
+  };
   const { work } = row;
   if (!isCount(work)) return undefined;
   const duration = row.duration_ms ?? Number.NaN;

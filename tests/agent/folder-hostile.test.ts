@@ -9,18 +9,17 @@
  * fails and the host file is not created; a signal aimed at the parent reaches nothing outside
  * the sandbox. At the end, this process is alive and no process of any sandbox is left.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { getPriority, networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_MANIFEST } from "../../src/agent/folder/files.js";
-import { HARNESS_FILE } from "../../src/agent/folder/harness.js";
 import { folderAgentFactory } from "../../src/agent/folder/sandboxed-agent.js";
 import type { EnvDefinition } from "../../src/env/types.js";
 import { runEpisode } from "../../src/rollout/episode.js";
 import type { SandboxLimits } from "../../src/sandbox/index.js";
-import { SANDBOX_UID } from "../../src/sandbox/index.js";
+import { hostProcesses, leftoverSandboxProcesses } from "../fixtures/sandbox-processes.js";
 
 /** One turn: any action ends it, as a failure (reward 0) unless the episode errs. */
 const oneTurnEnv: EnvDefinition = {
@@ -116,70 +115,13 @@ function parseMessage(message: string | undefined): Record<string, unknown> {
 }
 
 const MiB = 1024 * 1024;
-const isRoot = process.getuid?.() === 0;
+const _isRoot = process.getuid?.() === 0;
 const scratch = mkdtempSync(join(tmpdir(), "clade-folder-hostile-"));
 /** Marks the command lines of processes an attack starts, to find them from outside. */
 const MARKER = `clade-folder-hostile-${process.pid}`;
 let ownPriority: number;
 
-interface HostProcess {
-  pid: number;
-  ppid: number;
-  uid: number;
-  state: string;
-  /** Clock ticks after boot. */
-  start: number;
-  cmdline: string;
-}
-
-/** Every process of this machine, from /proc (what `ps` reads). */
-function hostProcesses(): Map<number, HostProcess> {
-  const all = new Map<number, HostProcess>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, "utf8");
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      all.set(Number(name), {
-        pid: Number(name),
-        ppid: Number(fields[1]),
-        uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1),
-        state: fields[0] ?? "?",
-        start: Number(fields[19]),
-        cmdline: readFileSync(`/proc/${name}/cmdline`, "latin1").replaceAll("\0", " "),
-      });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return all;
-}
-
-/**
- * Live processes of a sandbox started by this process: run as the sandbox's uid (when this runs
- * as root), or the harness, or marked by an attack; and either below this process, or orphaned
- * (below init through sandbox processes alone) after this process started. Other sandboxes of
- * this machine (another test run's) hang below their own node process and are not counted.
- */
-function leftoverSandboxProcesses(): HostProcess[] {
-  const all = hostProcesses();
-  const self = all.get(process.pid);
-  const sandboxLike = (p: HostProcess) =>
-    (isRoot && p.uid === SANDBOX_UID) ||
-    p.cmdline.includes(HARNESS_FILE) ||
-    p.cmdline.includes(MARKER) ||
-    p.cmdline.includes("bwrap");
-  return [...all.values()].filter((p) => {
-    if (p.state === "Z" || !sandboxLike(p)) return false;
-    for (let up = all.get(p.ppid); up !== undefined; up = all.get(up.ppid)) {
-      if (up.pid === process.pid) return true;
-      if (up.pid === 1) break;
-      if (!sandboxLike(up)) return false;
-    }
-    return self !== undefined && p.start >= self.start;
-  });
-}
+const leftovers = () => leftoverSandboxProcesses((cmdline) => cmdline.includes(MARKER));
 
 /** Processes with the attack's marker on their command line. */
 function markedProcesses(): number {
@@ -193,10 +135,10 @@ beforeAll(() => {
 
 afterAll(async () => {
   // Killed sandboxes are reaped within moments; give a slow machine a second before judging.
-  let left = leftoverSandboxProcesses();
+  let left = leftovers();
   for (let i = 0; i < 20 && left.length > 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    left = leftoverSandboxProcesses();
+    left = leftovers();
   }
   rmSync(scratch, { recursive: true, force: true });
   expect(left.map((p) => `${p.pid} (uid ${p.uid}): ${p.cmdline}`)).toEqual([]);

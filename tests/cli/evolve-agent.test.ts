@@ -3,10 +3,12 @@
  * models served by a fake OpenAI-compatible server (a rule plays the agent's model and the
  * modify-model), the search stored and read back (`tree`, `best --out`), the chosen agent's
  * folder evaluated with `clade eval --agent`. The key never reaches the store, the outputs or the
- * written folder; a search killed with SIGKILL resumes and finishes with a consistent log.
+ * written folder; a search killed with SIGKILL resumes and finishes with a consistent log. The
+ * fake server's models have no price: the search's cost reads "unpriced", never $0; with prices
+ * in the configuration it reads in dollars.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -85,12 +87,28 @@ describe("clade evolve --agent", () => {
     expect(summary.nodes).toBeGreaterThan(0);
     expect(summary.chosen.node).toBeGreaterThan(0);
     expect(summary.chosen.s).toBeGreaterThan(0);
+    // Both models are unpriced (a local server): the cost is unknown, not 0.
+    expect(summary).toMatchObject({ costUsd: null, unpriced: true });
 
     const tree = await runCli("tree", "e1", "--db", db);
     expect(tree.code).toBe(0);
     expect(tree.stdout).toMatch(/search e1: hgm of starter on gridworld/);
     expect(tree.stdout).toMatch(/node 0 {2}own 0\/3/);
     expect(tree.stdout).toMatch(/<- final choice/);
+    expect(tree.stdout).toMatch(/agents made, unpriced\n/);
+    expect(tree.stdout).toMatch(/node 0 {2}.* {2}evaluated {2}unpriced/);
+    expect(tree.stdout).not.toContain("$");
+    const treeJson = JSON.parse((await runCli("tree", "e1", "--db", db, "--json")).stdout);
+    expect(treeJson).toMatchObject({ costUsd: null, unpriced: true });
+    expect(treeJson.nodes[0]).toMatchObject({ costUsd: null, unpriced: true });
+
+    // The same command again: the finished search is read back and reported in text, with its
+    // progress line, both unpriced.
+    const text = await runCli(...searchArgs("e1", db));
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^ {2}cost unpriced$/m);
+    expect(text.stderr).toMatch(/^evolve e1: .*, unpriced$/m);
+    expect(text.stdout + text.stderr).not.toContain("$0.00");
 
     const out = join(dir, "best");
     const best = await runCli("best", "e1", "--db", db, "--out", out, "--json");
@@ -119,6 +137,33 @@ describe("clade evolve --agent", () => {
     ].join("\n");
     expect(everything).not.toContain(CANARY);
   }, 240_000);
+
+  it("with prices in the configuration, the cost reads in dollars", async () => {
+    const db = join(dir, "priced.db");
+    const config = join(dir, "clade.config.json");
+    const price = { inputPerMTok: 3, outputPerMTok: 15 };
+    writeFileSync(
+      config,
+      JSON.stringify({
+        prices: {
+          "openai-compatible:agent-model": price,
+          "openai-compatible:modify-model": price,
+        },
+      }),
+    );
+    // Budget 0: the root's evaluations only, the agent's model calls priced.
+    const args = [...searchArgs("p1", db, 0), "--config", config, "--quiet"];
+    const result = await runCli(...args);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ {2}cost \$\d+\.\d{4}$/m);
+    expect(result.stdout).not.toContain("unpriced");
+    const json = JSON.parse((await runCli(...args, "--json")).stdout);
+    expect(json.costUsd).toBeGreaterThan(0);
+    expect(json).not.toHaveProperty("unpriced");
+    const tree = await runCli("tree", "p1", "--db", db);
+    expect(tree.stdout).toMatch(/agents made, \$\d+\.\d{4}\n/);
+    expect(tree.stdout).not.toContain("unpriced");
+  }, 120_000);
 
   it("killed with SIGKILL mid-search and run again, finishes with every piece of work once", async () => {
     if (!existsSync(join(import.meta.dirname, "..", "..", "dist", "cli", "main.js"))) {

@@ -2,7 +2,8 @@
  * The engine: the same seed gives the same search; a search resumed from any prefix of its log
  * (work in flight included) ends exactly as the uninterrupted one; errors are retried, bounded,
  * and never fails; an improvement that throws is a failed improvement with its reason; the dollar
- * budget and an abort stop it.
+ * budget and an abort stop it; work whose models have no price stays unpriced in the log and the
+ * tree's total.
  */
 import { describe, expect, it } from "vitest";
 import { memoryLog, runSearch } from "../../src/improve/search/engine.js";
@@ -10,6 +11,7 @@ import { createPolicy, METHODS, type Method } from "../../src/improve/search/pol
 import { runSimulatedSearch } from "../../src/improve/search/simulation/experiment.js";
 import { builtinScenario } from "../../src/improve/search/simulation/index.js";
 import { parseScenario, type Scenario } from "../../src/improve/search/simulation/scenario.js";
+import { SearchTree } from "../../src/improve/search/tree.js";
 import type { SearchEvent } from "../../src/store/search-log.js";
 import { scripted } from "./fixtures.js";
 
@@ -213,5 +215,66 @@ describe("stopping", () => {
     expect(
       result.tree.node(0).s + result.tree.node(0).f + result.tree.node(0).errors,
     ).toBeGreaterThanOrEqual(60);
+  });
+});
+
+describe("unpriced work", () => {
+  it("keeps `unpriced` in the log and the tree's total, from the first unpriced work on", async () => {
+    const events: SearchEvent[] = [];
+    const { improver, evaluator } = scripted([0.6]);
+    const totals: { costUsd: number; unpriced?: true }[] = [];
+    const result = await runSearch({
+      policy: createPolicy("hgm"),
+      // Improvements use a priced model; evaluations of agents other than the root an unpriced
+      // one (a local server): tokens counted, cost unknown.
+      improver: {
+        improve: async (parent, context) => ({
+          ...(await improver.improve(parent, context)),
+          usage: { inputTokens: 10, outputTokens: 5, costUsd: 0.5 },
+        }),
+      },
+      evaluator: {
+        evaluate: async (node, task, context) => ({
+          ...(await evaluator.evaluate(node, task, context)),
+          usage:
+            node.id === 0
+              ? { costUsd: 0.25 }
+              : { inputTokens: 100, outputTokens: 20, costUsd: 0, unpriced: true },
+        }),
+      },
+      tasks: Array.from({ length: 10 }, (_, i) => i),
+      T: 6,
+      W: 1,
+      seed: 0,
+      rootData: { q: 0.3 },
+      log: memoryLog(events),
+      onEvent: (_event, tree) => totals.push({ ...tree.usage }),
+    });
+    const finished = events.filter((e) => e.type === "evaluation_finished");
+    for (const event of finished) {
+      expect(event.usage.unpriced).toBe(event.node === 0 ? undefined : true);
+    }
+    for (const event of events) {
+      if (event.type === "improvement_finished") expect(event.usage).not.toHaveProperty("unpriced");
+    }
+    const { usage } = result.tree;
+    expect(usage.unpriced).toBe(true);
+    // The priced part: the root's 10 evaluations and every improvement.
+    expect(usage.costUsd).toBeCloseTo(10 * 0.25 + 0.5 * result.tree.improvementsStarted);
+    // Priced until the first unpriced evaluation finished, unpriced ever after.
+    const first = totals.findIndex((total) => total.unpriced);
+    expect(first).toBeGreaterThan(0);
+    expect(totals.slice(0, first).every((total) => total.unpriced === undefined)).toBe(true);
+    expect(totals.slice(first).every((total) => total.unpriced)).toBe(true);
+    // The fold of the log gives the same total.
+    const tasks = Array.from({ length: 10 }, (_, i) => i);
+    expect(SearchTree.fold(tasks, events, undefined, { q: 0.3 }).usage).toEqual(usage);
+  });
+
+  it("a simulated search is never unpriced", async () => {
+    const { result, events } = await search({ T: 60 });
+    expect(result.tree.usage.costUsd).toBeGreaterThan(0);
+    expect(result.tree.usage).not.toHaveProperty("unpriced");
+    expect(events.some((e) => "usage" in e && e.usage.unpriced)).toBe(false);
   });
 });

@@ -9,7 +9,6 @@ import { dirname, resolve } from "node:path";
 import { readAgentFolder } from "../../agent/folder/files.js";
 import { findEnv } from "../../env/registry.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
-import type { StopReason } from "../../improve/search/engine.js";
 import type { Method } from "../../improve/search/policies/index.js";
 import { lowerQuantile, quantileChoice } from "../../improve/search/policy.js";
 import type { SearchTree } from "../../improve/search/tree.js";
@@ -21,8 +20,10 @@ import { assertPricedForBudget } from "../../model/pricing.js";
 import { checkKey, publicModelSpec, resolveModel } from "../../model/resolve.js";
 import { checkSandbox, defaultSandboxMode } from "../../sandbox/index.js";
 import { RunStore } from "../../store/run-store.js";
-import type { SearchEvent } from "../../store/search-log.js";
+import { type SearchEvent, workCost } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
+import { formatCost } from "../report.js";
+import { searchExitCode, searchProgressJson } from "./evolve.js";
 
 export interface AgentSearchRequest {
   agent: string;
@@ -46,15 +47,6 @@ export interface AgentSearchRequest {
 
 /** How often the progress line is printed. */
 const PROGRESS_INTERVAL_MS = 2000;
-
-const EXIT_CODES: Record<StopReason, number> = {
-  budget: 0,
-  exhausted: 0,
-  "budget-usd": 3,
-  // Nothing more can be made: what was found stands; the reason is printed.
-  "improvements-failing": 0,
-  signal: 130,
-};
 
 const round = (value: number, digits = 6) => Number(value.toFixed(digits));
 
@@ -134,10 +126,7 @@ export async function agentSearch(
     });
     const { tree, chosen, stopReason } = result;
     if (request.progress) io.stderr(`${progressLine(runId, tree, T)}\n`);
-    const exitCode =
-      stopReason === "signal"
-        ? ((signal.reason as { exitCode?: number } | undefined)?.exitCode ?? 130)
-        : EXIT_CODES[stopReason];
+    const exitCode = searchExitCode(stopReason, signal);
     const choice =
       chosen === null
         ? null
@@ -149,7 +138,10 @@ export async function agentSearch(
             run: nodeRunId(runId, chosen),
           };
     const failures = improvementFailures(result.log.read());
+    // Unpriced, never $0, when some work's models had no price (a local server).
+    const cost = workCost(tree.usage);
     if (request.json) {
+      const progress = searchProgressJson(result);
       io.stdout(
         `${JSON.stringify({
           schema: "clade.evolve-agent/1",
@@ -162,19 +154,10 @@ export async function agentSearch(
           seed: request.seed,
           budget: T,
           workers: W,
-          resumed: result.resumed,
-          redispatched: result.redispatched,
-          stopReason,
-          t: tree.t,
-          nodes: tree.size - 1,
-          improvements: {
-            started: tree.improvementsStarted,
-            finished: tree.improvementsFinished,
-            failed: tree.improvementsFailed,
-            failureReasons: failures,
-          },
-          evaluations: { passes: tree.passes, fails: tree.fails, errors: tree.errors },
-          costUsd: round(tree.usage.costUsd),
+          ...progress,
+          improvements: { ...(progress.improvements as object), failureReasons: failures },
+          costUsd: cost.costUsd === null ? null : round(cost.costUsd),
+          ...(cost.unpriced ? { unpriced: true } : {}),
           chosen: choice,
           exitCode,
         })}\n`,
@@ -194,7 +177,7 @@ export async function agentSearch(
         ? `  final choice: node ${choice.node} (${choice.s} passed, ${choice.f} failed); ` +
           `its episodes: clade show ${choice.run}; its folder: clade best ${runId} --out DIR`
         : "  final choice: none (no agent has a finished evaluation)",
-      `  cost $${tree.usage.costUsd.toFixed(4)}` +
+      `  cost ${formatCost(cost)}` +
         (finished ? "" : `; stopped: ${stopReason} (run the same command to resume)`),
     ];
     io.stdout(`${lines.join("\n")}\n`);
@@ -223,6 +206,6 @@ function progressLine(runId: string, tree: SearchTree, T: number): string {
       : `node ${best} (${tree.node(best).s}/${tree.node(best).s + tree.node(best).f} passed)`;
   return (
     `evolve ${runId}: ${tree.t}/${T} evaluations, ${tree.size - 1} agents, ` +
-    `${tree.pendingImprovements} improving, best so far ${bestText}, $${tree.usage.costUsd.toFixed(4)}`
+    `${tree.pendingImprovements} improving, best so far ${bestText}, ${formatCost(workCost(tree.usage))}`
   );
 }

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { StopReason } from "../../improve/search/engine.js";
+import type { SearchResult, StopReason } from "../../improve/search/engine.js";
 import {
   createPolicy,
   isMethod,
@@ -318,6 +318,31 @@ const EXIT_CODES: Record<StopReason, number> = {
   signal: 130,
 };
 
+/** The exit code of a stored search that stopped for this reason (130/143 when interrupted). */
+export function searchExitCode(stopReason: StopReason, signal: AbortSignal): number {
+  return stopReason === "signal"
+    ? ((signal.reason as { exitCode?: number } | undefined)?.exitCode ?? 130)
+    : EXIT_CODES[stopReason];
+}
+
+/** The JSON fields every stored search reports, simulated or over agents. */
+export function searchProgressJson(result: SearchResult): Record<string, unknown> {
+  const { tree } = result;
+  return {
+    resumed: result.resumed,
+    redispatched: result.redispatched,
+    stopReason: result.stopReason,
+    t: tree.t,
+    nodes: tree.size - 1,
+    improvements: {
+      started: tree.improvementsStarted,
+      finished: tree.improvementsFinished,
+      failed: tree.improvementsFailed,
+    },
+    evaluations: { passes: tree.passes, fails: tree.fails, errors: tree.errors },
+  };
+}
+
 async function storedSearch(
   request: StoredSearchRequest,
   signal: AbortSignal,
@@ -365,10 +390,7 @@ async function storedSearch(
             lowerQuantile: lowerQuantile(tree.node(chosen), epsilon),
             quality: agentOf(tree.node(chosen)).p,
           };
-    const exitCode =
-      stopReason === "signal"
-        ? ((signal.reason as { exitCode?: number } | undefined)?.exitCode ?? 130)
-        : EXIT_CODES[stopReason];
+    const exitCode = searchExitCode(stopReason, signal);
     if (request.json) {
       io.stdout(
         `${JSON.stringify({
@@ -379,17 +401,7 @@ async function storedSearch(
           seed,
           budget: T,
           workers: W,
-          resumed: result.resumed,
-          redispatched: result.redispatched,
-          stopReason,
-          t: tree.t,
-          nodes: tree.size - 1,
-          improvements: {
-            started: tree.improvementsStarted,
-            finished: tree.improvementsFinished,
-            failed: tree.improvementsFailed,
-          },
-          evaluations: { passes: tree.passes, fails: tree.fails, errors: tree.errors },
+          ...searchProgressJson(result),
           costUsd: round(tree.usage.costUsd, 6),
           chosen: choice,
           bestQuality: bestQuality(scenario),

@@ -20,13 +20,17 @@ import { parseScenario, type Scenario } from "../../improve/search/simulation/sc
 import { cladeMean, type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
 import { rootFilesOf } from "../../improve/selfmod/evolution.js";
 import { AgentLineage } from "../../improve/selfmod/lineage.js";
+import type { CostFields } from "../../store/run-store.js";
 import {
   type JsonValue,
   type SearchEvent,
   type SearchRow,
   SearchStore,
+  type WorkUsage,
+  workCost,
 } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
+import { formatCost } from "../report.js";
 
 /**
  * Stored task lists are written as ranges ("0-59,70"), never as a split's name, and were checked
@@ -120,25 +124,42 @@ export interface TreeNodeJson {
   pending: number;
   errors: number;
   failedImprovements: number;
-  costUsd: number;
+  /** The priced part; null when none of its work had a price (see CostFields). */
+  costUsd: number | null;
+  /** Some of its work's models had no price. */
+  unpriced?: true;
   createdAtT: number;
   quality: number | null;
   chosen: boolean;
 }
 
+/** A cost for JSON: the priced part rounded (null when nothing was priced), `unpriced` if so. */
+function costJson(usage: Pick<WorkUsage, "costUsd" | "unpriced">): CostFields {
+  const { costUsd, unpriced } = workCost(usage);
+  return {
+    costUsd: costUsd === null ? null : round(costUsd, 6),
+    ...(unpriced ? { unpriced } : {}),
+  };
+}
+
 function treeNodes(search: LoadedSearch): TreeNodeJson[] {
   const { tree, events } = search;
   const cost = new Array<number>(tree.size).fill(0);
+  const unpriced = new Array<boolean>(tree.size).fill(false);
   const failed = new Array<number>(tree.size).fill(0);
   const add = (array: number[], id: number, value: number) => {
     array[id] = (array[id] as number) + value;
   };
+  const spend = (id: number, usage: WorkUsage) => {
+    add(cost, id, usage.costUsd);
+    if (usage.unpriced) unpriced[id] = true;
+  };
   for (const event of events) {
-    if (event.type === "improvement_finished") add(cost, event.node, event.usage.costUsd);
-    else if (event.type === "evaluation_finished") add(cost, event.node, event.usage.costUsd);
+    if (event.type === "improvement_finished") spend(event.node, event.usage);
+    else if (event.type === "evaluation_finished") spend(event.node, event.usage);
     else if (event.type === "improvement_failed") {
       add(failed, event.parent, 1);
-      add(cost, event.parent, event.usage.costUsd);
+      spend(event.parent, event.usage);
     }
   }
   return tree.nodes.map((node) => {
@@ -156,7 +177,10 @@ function treeNodes(search: LoadedSearch): TreeNodeJson[] {
       pending: node.pending,
       errors: node.errors,
       failedImprovements: failed[node.id] as number,
-      costUsd: round(cost[node.id] as number, 6),
+      ...costJson({
+        costUsd: cost[node.id] as number,
+        ...(unpriced[node.id] ? { unpriced: true } : {}),
+      }),
       createdAtT: node.createdAtT,
       quality: trueQuality(search, node.id),
       chosen: node.id === search.chosen,
@@ -191,7 +215,7 @@ function headline(search: LoadedSearch): string {
   return (
     `search ${row.id}: ${method}${scenario ? ` on ${scenario.name} (simulated)` : agentLabel(row)}, ` +
     `seed ${String(row.config.seed)}; ${status}; ${tree.t}/${String(budget)} evaluations, ` +
-    `${tree.size - 1} agents made, $${tree.usage.costUsd.toFixed(2)}`
+    `${tree.size - 1} agents made, ${formatCost(workCost(tree.usage))}`
   );
 }
 
@@ -209,7 +233,7 @@ export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo
         stopReason: search.row.stopReason,
         epsilon: search.epsilon,
         t: search.tree.t,
-        costUsd: round(search.tree.usage.costUsd, 6),
+        ...costJson(search.tree.usage),
         nodes: nodes.map(({ chosen: _, ...node }) => node),
         best: search.chosen,
       })}\n`,
@@ -229,7 +253,7 @@ export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo
       `clade ${n.cladeS}/${n.cladeF}`,
       `CMP ${n.cmp === null ? "n/a" : n.cmp.toFixed(3)}`,
       n.status === "pending" ? `pending (${n.pending} in flight)` : n.status,
-      `$${n.costUsd.toFixed(2)}`,
+      formatCost(n),
     ];
     if (n.quality !== null) parts.push(`true ${n.quality.toFixed(3)}`);
     if (n.errors > 0) parts.push(`${n.errors} errored`);

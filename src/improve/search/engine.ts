@@ -10,7 +10,8 @@
  * - the root is evaluated on every task first, in the task list's order (it does not count in t);
  * - the budget T counts evaluations of non-root nodes, at dispatch (t); once t ≥ T, nothing new
  *   is dispatched, and work in flight finishes;
- * - `budgetUsd` stops dispatching once the work's recorded cost reaches it;
+ * - `budgetUsd` stops dispatching once the work's recorded cost reaches it (work whose models
+ *   have no price records only its priced part: the CLI refuses a dollar budget for such models);
  * - an evaluation that errors is recorded with its reason, never as a fail, and its task goes
  *   back to the node's open tasks, `maxTaskAttempts` times at most (an errored dispatch counts
  *   in t: the budget was spent);
@@ -131,6 +132,7 @@ function fullUsage(usage: Partial<WorkUsage> | undefined): WorkUsage {
     inputTokens: usage?.inputTokens ?? 0,
     outputTokens: usage?.outputTokens ?? 0,
     costUsd: usage?.costUsd ?? 0,
+    ...(usage?.unpriced ? { unpriced: true } : {}),
   };
 }
 

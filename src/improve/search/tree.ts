@@ -217,6 +217,7 @@ export class SearchTree {
   passes = 0;
   fails = 0;
   errors = 0;
+  /** The finished work's usage, summed; `unpriced` once any of it had a model without a price. */
   usage: WorkUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
   /** Summed durations of finished work (improvements and evaluations), ms. */
   workMs = 0;
@@ -433,6 +434,7 @@ export class SearchTree {
     this.usage.inputTokens += usage.inputTokens;
     this.usage.outputTokens += usage.outputTokens;
     this.usage.costUsd += usage.costUsd;
+    if (usage.unpriced) this.usage.unpriced = true;
     if (Number.isFinite(durationMs)) this.workMs += durationMs;
   }
 

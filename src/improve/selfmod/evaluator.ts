@@ -18,6 +18,9 @@ import type { SearchNode } from "../search/tree.js";
 import type { AgentLineage } from "./lineage.js";
 import type { NodeEvaluation } from "./target.js";
 
+/** How much longer than its episode an agent's sandbox may live. */
+const SANDBOX_GRACE_MS = 10_000;
+
 /** The stored run holding a node's episodes. */
 export function nodeRunId(searchId: string, node: number): string {
   return `${searchId}.n${node}`;
@@ -43,13 +46,14 @@ export interface AgentEvaluatorOptions {
   identity: Record<string, JsonValue>;
 }
 
-/** Dollars and tokens of an episode's model calls. */
+/** Dollars and tokens of an episode's model calls; `unpriced` when any call had no price. */
 export function episodeUsage(record: Pick<EpisodeRecord, "calls">): WorkUsage {
   const usage: WorkUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
   for (const call of record.calls ?? []) {
     usage.inputTokens += call.usage?.inputTokens ?? 0;
     usage.outputTokens += call.usage?.outputTokens ?? 0;
     usage.costUsd += call.costUsd;
+    if (call.unpriced) usage.unpriced = true;
   }
   return usage;
 }
@@ -67,6 +71,11 @@ export async function runFolderEpisode(options: {
   const factory = folderAgentFactory({
     files: options.files,
     mode: options.mode,
+    // The episode's timeout ends it; the sandbox's own clocks back that up, close behind.
+    limits: {
+      wallMs: options.episode.timeoutMs + SANDBOX_GRACE_MS,
+      cpuSeconds: Math.ceil((options.episode.timeoutMs + SANDBOX_GRACE_MS) / 1000),
+    },
     ...(options.model ? { model: options.model } : {}),
   });
   const context: EpisodeContext = {

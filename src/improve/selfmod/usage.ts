@@ -4,7 +4,9 @@
  * The cost of a call is known to the model client, not to the response: clade's production
  * client (src/model/client.ts) is an AccountedModel whose `completeWithMeta` prices each call
  * (0 for a cache hit). When the model is one, its price is used; any other Model (a test double,
- * a wrapper) is unpriced here and counts tokens only, at $0.
+ * a wrapper), and an AccountedModel that has no price (`unpriced`: a local server, an unknown
+ * name), is unpriced: its calls count tokens, cost 0, and mark the usage `unpriced` so that
+ * reports say so instead of $0.
  */
 import type { AccountedModel } from "../../model/call-record.js";
 import { FailedCallError } from "../../model/call-record.js";
@@ -15,11 +17,13 @@ export type { WorkUsage };
 
 export const NO_USAGE: Readonly<WorkUsage> = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
+/** Both usages together: unpriced when either is. */
 export function addUsage(a: WorkUsage, b: WorkUsage): WorkUsage {
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     costUsd: a.costUsd + b.costUsd,
+    ...(a.unpriced || b.unpriced ? { unpriced: true } : {}),
   };
 }
 
@@ -35,11 +39,23 @@ export async function completeCounted(
 ): Promise<{ response: ModelResponse; usage: WorkUsage }> {
   if (!isAccounted(model)) {
     const response = await model.complete(request, signal);
-    return { response, usage: { ...response.usage, costUsd: 0 } };
+    const { inputTokens, outputTokens } = response.usage;
+    return { response, usage: { inputTokens, outputTokens, costUsd: 0, unpriced: true } };
   }
   try {
     const { response, meta } = await model.completeWithMeta(request, signal);
-    return { response, usage: { ...meta.usage, costUsd: meta.costUsd } };
+    // As call records count it: a cache hit costs nothing, so it is priced.
+    const unpriced = meta.unpriced === true || (model.unpriced === true && !meta.cacheHit);
+    const { inputTokens, outputTokens } = meta.usage;
+    return {
+      response,
+      usage: {
+        inputTokens,
+        outputTokens,
+        costUsd: meta.costUsd,
+        ...(unpriced ? { unpriced: true } : {}),
+      },
+    };
   } catch (error) {
     throw error instanceof FailedCallError ? error.original : error;
   }

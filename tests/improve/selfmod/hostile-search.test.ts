@@ -9,22 +9,21 @@
  * an evaluation error stored with its reason; nothing counts as a fail for a hostile cause,
  * this process survives, no sandbox process is left, and the search reaches its end.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgentTests, runTypecheck } from "../../../src/agent/folder/checks.js";
-import { HARNESS_FILE } from "../../../src/agent/folder/harness.js";
 import { agentTemplate } from "../../../src/agent/folder/template.js";
 import { findEnv } from "../../../src/env/registry.js";
 import { nodeRunId } from "../../../src/improve/selfmod/evaluator.js";
 import { runAgentEvolution } from "../../../src/improve/selfmod/evolution.js";
 import type { ImproverChecks } from "../../../src/improve/selfmod/improver.js";
 import type { Model, ModelRequest, ModelResponse } from "../../../src/model/types.js";
-import { SANDBOX_UID } from "../../../src/sandbox/index.js";
 import { RunStore } from "../../../src/store/run-store.js";
 import type { SearchEvent } from "../../../src/store/search-log.js";
+import { leftoverSandboxProcesses } from "../../fixtures/sandbox-processes.js";
 import { agentReply, ENV, PLAN, referenceActions } from "./fixtures-evolution.js";
 
 /** Gridworld tasks of two steps each; the smoke episode plays the first. */
@@ -193,66 +192,11 @@ const REASONS: Record<Exclude<Attack, "sneaky-alloc">, RegExp> = {
 const EVALUATION_REASON =
   /^agent_error: Error: (the agent's sandbox killed \(memory limit\) before the episode ended|the agent failed: RangeError: Array buffer allocation failed)/;
 
-interface HostProcess {
-  pid: number;
-  ppid: number;
-  uid: number;
-  state: string;
-  /** Clock ticks after boot. */
-  start: number;
-  cmdline: string;
-}
-
-/** Every process of this machine, from /proc (what `ps` reads). */
-function hostProcesses(): Map<number, HostProcess> {
-  const all = new Map<number, HostProcess>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, "utf8");
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      all.set(Number(name), {
-        pid: Number(name),
-        ppid: Number(fields[1]),
-        uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1),
-        state: fields[0] ?? "?",
-        start: Number(fields[19]),
-        cmdline: readFileSync(`/proc/${name}/cmdline`, "latin1").replaceAll("\0", " "),
-      });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return all;
-}
-
-/**
- * Live processes of a sandbox started by this process: run as the sandbox's uid (when this runs
- * as root), bwrap, the harness, or an attack's sleeping shell; and either below this process, or
- * orphaned (below init through sandbox processes alone) after this process started. Other
- * sandboxes of this machine (another test run's) hang below their own node process.
- */
-function leftoverSandboxProcesses(): string[] {
-  const all = hostProcesses();
-  const self = all.get(process.pid);
-  const isRoot = process.getuid?.() === 0;
-  const sandboxLike = (p: HostProcess) =>
-    (isRoot && p.uid === SANDBOX_UID) ||
-    p.cmdline.includes(HARNESS_FILE) ||
-    /bwrap|sleep 60/.test(p.cmdline);
-  return [...all.values()]
-    .filter((p) => {
-      if (p.state === "Z" || !sandboxLike(p)) return false;
-      for (let up = all.get(p.ppid); up !== undefined; up = all.get(up.ppid)) {
-        if (up.pid === process.pid) return true;
-        if (up.pid === 1) break;
-        if (!sandboxLike(up)) return false;
-      }
-      return self !== undefined && p.start >= self.start;
-    })
-    .map((p) => `${p.pid} (uid ${p.uid}): ${p.cmdline}`);
-}
+/** Sandbox processes still alive, shown by pid, uid and command line. */
+const leftovers = () =>
+  leftoverSandboxProcesses((cmdline) => cmdline.includes("sleep 60")).map(
+    (p) => `${p.pid} (uid ${p.uid}): ${p.cmdline}`,
+  );
 
 describe("a self-modification search with a hostile coding agent", () => {
   it("stops every hostile child in the sandbox, stores why, and reaches its end", async () => {
@@ -390,10 +334,10 @@ describe("a self-modification search with a hostile coding agent", () => {
 
     // This process is alive (it is running this line) and no sandbox process is left (killed
     // sandboxes are reaped within moments: a slow machine gets two seconds).
-    let left = leftoverSandboxProcesses();
+    let left = leftovers();
     for (let i = 0; i < 20 && left.length > 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      left = leftoverSandboxProcesses();
+      left = leftovers();
     }
     expect(left).toEqual([]);
   }, 120_000);

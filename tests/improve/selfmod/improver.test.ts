@@ -91,7 +91,13 @@ describe("a child", () => {
       stopReason: "finished",
       steps: 2,
     });
-    expect(result.usage).toEqual({ inputTokens: 300, outputTokens: 30, costUsd: 0 });
+    // The scripted modify-model is a plain Model: unpriced.
+    expect(result.usage).toEqual({
+      inputTokens: 300,
+      outputTokens: 30,
+      costUsd: 0,
+      unpriced: true,
+    });
     // The child that was validated is the one the patch rebuilds.
     expect(validated.map((v) => v.check)).toEqual(["typecheck", "tests"]);
     expect([...(validated[0]?.files ?? [])]).toEqual([...CHILD_FILES]);
@@ -138,7 +144,7 @@ describe("a child", () => {
     const finished = events.read().find((e) => e.type === "improvement_finished");
     expect(finished).toMatchObject({
       type: "improvement_finished",
-      usage: { inputTokens: 300, outputTokens: 30, costUsd: 0 },
+      usage: { inputTokens: 300, outputTokens: 30, costUsd: 0, unpriced: true },
     });
   });
 });

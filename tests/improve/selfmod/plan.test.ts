@@ -134,7 +134,8 @@ describe("retries", () => {
     expect(result).toEqual({
       plan: PLAN,
       attempts: 2,
-      usage: { inputTokens: 250, outputTokens: 30, costUsd: 0 },
+      // A plain Model says nothing of prices: its tokens count, its cost is unknown.
+      usage: { inputTokens: 250, outputTokens: 30, costUsd: 0, unpriced: true },
     });
     model.assertDone();
   });
@@ -191,6 +192,7 @@ describe("retries", () => {
     };
     const result = await diagnose({ model, files: PARENT_FILES, target: TASK_TARGET });
     expect(result.usage.costUsd).toBeCloseTo(0.5);
+    expect(result.usage).not.toHaveProperty("unpriced");
   });
 
   it("stops when aborted", async () => {
