@@ -241,10 +241,15 @@ describe.each(ENVS)("clade eval with LLM agents on %s", (env) => {
       const calls = callsOf(run);
       const requests = chatRequests(server.requests);
       expect(calls).toHaveLength(requests.length);
-      // The maze lists its moves: in the observation text (react) or as the tool's enum (tools).
+      // The maze lists its moves, textcraft the gets and crafts its shown commands allow (after
+      // "inventory"): in the observation text (react) or as the tool's enum (tools).
       const offered = requests.map((r) => offeredActions(r).join(","));
       const moves = "move up,move down,move left,move right";
-      expect(new Set(offered)).toEqual(new Set([env === "maze" ? moves : ""]));
+      if (env === "textcraft") {
+        for (const list of offered) expect(list).toMatch(/^inventory,get .*,craft /);
+      } else {
+        expect(new Set(offered)).toEqual(new Set([env === "maze" ? moves : ""]));
+      }
       expect(calls.every((c) => c.cache_hit === 0 && c.error === null && c.attempts === 1)).toBe(
         true,
       );

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planTextcraft, solveTextcraft } from "../../src/agent/reference/textcraft.js";
 import { createRng } from "../../src/env/rng.js";
 import { parseAction } from "../../src/env/textcraft/actions.js";
+import { availableActionsFor } from "../../src/env/textcraft/available.js";
 import {
   depthOf,
   formatRecipe,
@@ -12,9 +13,11 @@ import {
   recipesNeededFor,
   resolveItem,
 } from "../../src/env/textcraft/catalog.js";
+import { applyAction } from "../../src/env/textcraft/crafting.js";
 import { BASE_ITEMS } from "../../src/env/textcraft/data.js";
 import { generateTask, textcraftEnv } from "../../src/env/textcraft/index.js";
-import { EpisodeDoneError } from "../../src/env/types.js";
+import { formatTaskObservation } from "../../src/env/textcraft/task.js";
+import { EpisodeDoneError, type Observation } from "../../src/env/types.js";
 import { runReferenceEpisode } from "../fixtures/reference-episode.js";
 
 const info = textcraftEnv.info;
@@ -37,7 +40,7 @@ async function rulesEnv() {
 describe("textcraft info and splits", () => {
   it("has the agreed splits, version and limits", () => {
     expect(info.name).toBe("textcraft");
-    expect(info.version).toBe("1.1.0");
+    expect(info.version).toBe("1.2.0");
     expect(info.splits.test).toEqual({ start: 0, end: 100 });
     expect(info.splits.train).toEqual({ start: 100, end: 500 });
     expect(info.successThreshold).toBe(1);
@@ -332,17 +335,28 @@ describe("textcraft episode rules", () => {
 });
 
 describe("textcraft reference solver", () => {
-  it("solves all 500 tasks for several seeds within maxSteps", async () => {
+  it("solves all 500 tasks for several seeds within maxSteps, taking only listed actions", async () => {
     let longest = 0;
+    let listed = 0;
     for (const seed of [0, 1, 7]) {
       for (let i = 0; i < info.splits.train.end; i++) {
         const run = await runReferenceEpisode(textcraftEnv, solveTextcraft, i, seed);
         expect(run.reward, `task ${i} seed ${seed}`).toBeGreaterThanOrEqual(info.successThreshold);
         longest = Math.max(longest, run.steps.length);
+        // The list suffices: every action the solver takes was offered at that moment.
+        let before = run.initialObservation;
+        for (const step of run.steps) {
+          expect(before?.availableActions, `task ${i} seed ${seed}`).toContain(step.action);
+          listed++;
+          before = step.observation;
+        }
       }
     }
     expect(longest).toBeLessThanOrEqual(info.maxSteps);
-    console.info(`textcraft reference solver: longest episode ${longest} steps`);
+    console.info(
+      `textcraft reference solver: longest episode ${longest} steps; ` +
+        `${listed} of ${listed} actions were listed`,
+    );
   });
 
   it("solves train tasks and uses the Thought/Action message format", async () => {
@@ -371,6 +385,99 @@ describe("textcraft reference solver", () => {
   });
 });
 
+describe("textcraft available actions", () => {
+  const stocked = () =>
+    new Map([...BASE_ITEMS, ...RECIPES.map((r) => r.output)].map((i) => [i, 999]));
+
+  it("follows the rule on a hand-checked command list", () => {
+    const commands = ["hunting bow", "hemp rope", "stick", "ashwood plank", "clay brick"].map(
+      (item) => recipeFor(item) ?? expect.fail(item),
+    );
+    expect(availableActionsFor(commands)).toEqual([
+      "inventory",
+      // Base ingredients at the counts their commands use, then the batch totals.
+      "get 3 hemp fiber",
+      "get 9 hemp fiber",
+      "get 1 ashwood log",
+      "get 2 clay",
+      "get 1 coal",
+      // Every command as listed; the hunting bow's batch needs three hemp rope crafts at once.
+      "craft 1 hunting bow using 3 stick, 3 hemp rope",
+      "craft 1 hemp rope using 3 hemp fiber",
+      "craft 3 hemp rope using 9 hemp fiber",
+      "craft 4 stick using 2 ashwood plank",
+      "craft 4 ashwood plank using 1 ashwood log",
+      "craft 2 clay brick using 2 clay, 1 coal",
+    ]);
+    // An ingredient no command makes and no one can get (hemp rope here) gets no get.
+    const bow = recipeFor("hunting bow") ?? expect.fail("hunting bow");
+    expect(availableActionsFor([bow])).toEqual([
+      "inventory",
+      "craft 1 hunting bow using 3 stick, 3 hemp rope",
+    ]);
+  });
+
+  it("lists every shown command, distractors included, and well-formed gets and crafts", async () => {
+    const sizes: number[] = [];
+    for (let i = 0; i < info.splits.train.end; i++) {
+      const task = generateTask(i);
+      const { availableActions: actions = [] } = await textcraftEnv.create().reset(i);
+      sizes.push(actions.length);
+      expect(actions[0]).toBe("inventory");
+      expect(new Set(actions).size).toBe(actions.length);
+      expect(actions).toEqual(expect.arrayContaining(task.commands.map((r) => formatRecipe(r))));
+      for (const recipe of task.commands) {
+        for (const part of recipe.ingredients) {
+          if (isBaseItem(part.item)) expect(actions).toContain(`get ${part.count} ${part.item}`);
+        }
+      }
+      // Every action is accepted by the rules given enough of everything; nothing else is listed.
+      for (const action of actions) {
+        const parsed = parseAction(action);
+        expect(["inventory", "get", "craft"]).toContain(parsed.kind);
+        if (parsed.kind === "craft") {
+          expect(task.commands.map((r) => r.output)).toContain(resolveItem(parsed.name));
+        }
+        expect(applyAction(stocked(), action, parsed).error, action).toBeUndefined();
+      }
+      // The list is a function of the shown commands alone.
+      expect(actions).toEqual(availableActionsFor(task.commands));
+    }
+    sizes.sort((a, b) => a - b);
+    const spread = [sizes[0], sizes[sizes.length >> 1], sizes.at(-1)];
+    console.info(`textcraft available actions per task (min, median, max): ${spread.join(", ")}`);
+    expect(sizes[0]).toBeGreaterThanOrEqual(5);
+    expect(sizes.at(-1)).toBeLessThanOrEqual(60);
+  });
+
+  it("is the same at every observation of an episode, in a deterministic order, and empty at the end", async () => {
+    const first = await textcraftEnv.create().reset(RULES_TASK, { seed: 2 });
+    const again = await textcraftEnv.create().reset(RULES_TASK, { seed: 2 });
+    expect(again.availableActions).toEqual(first.availableActions);
+    // The seed reorders the shown commands; the list holds the same actions.
+    const reseeded = await textcraftEnv.create().reset(RULES_TASK, { seed: 3 });
+    expect(new Set(reseeded.availableActions)).toEqual(new Set(first.availableActions));
+
+    const env = textcraftEnv.create();
+    await env.reset(RULES_TASK, { seed: 2 });
+    for (const action of ["inventory", "get 1 coal", "nonsense", "craft 1 coal using 1 flint"]) {
+      const result = await env.step(action);
+      expect(result.observation.availableActions, action).toEqual(first.availableActions);
+    }
+    // The observation text is unchanged by the list (AgentGym clients read only the text).
+    expect(first.text).toBe(formatTaskObservation(generateTask(RULES_TASK, 2)));
+
+    const task = generateTask(0);
+    const recipe = recipeFor(task.goal) ?? expect.fail("no recipe for the goal");
+    const won = textcraftEnv.create();
+    await won.reset(0);
+    for (const part of recipe.ingredients) await won.step(`get ${part.count} ${part.item}`);
+    const last = await won.step(formatRecipe(recipe));
+    expect(last.done).toBe(true);
+    expect(last.observation.availableActions).toEqual([]);
+  });
+});
+
 describe("textcraft action sampler", () => {
   it("draws well-formed actions that the env mostly accepts", async () => {
     let accepted = 0;
@@ -395,5 +502,26 @@ describe("textcraft action sampler", () => {
     }
     expect(kinds).toEqual(new Set(["get", "craft", "inventory"]));
     expect(accepted / total).toBeGreaterThan(0.5);
+  });
+
+  it("draws from the listed actions when there are some, and copes without a list", async () => {
+    const observation = await textcraftEnv.create().reset(RULES_TASK);
+    const actions = observation.availableActions ?? [];
+    const rng = createRng(RULES_TASK, 0x5b);
+    const drawn = new Set<string>();
+    for (let n = 0; n < 2000; n++) drawn.add(textcraftEnv.sampleAction(rng.next, observation));
+    expect([...drawn].every((a) => actions.includes(a))).toBe(true);
+    expect(drawn.size).toBe(actions.length);
+
+    const env = textcraftEnv.create();
+    const textOnly: Observation = { text: observation.text };
+    await env.reset(RULES_TASK);
+    for (let n = 0; n < 30; n++) {
+      const action = textcraftEnv.sampleAction(rng.next, textOnly);
+      const result = await env.step(action);
+      expect(result.info.error, action).not.toBe("unparseable");
+      expect(result.info.error, action).not.toBe("no-recipe");
+      textOnly.text = result.observation.text;
+    }
   });
 });

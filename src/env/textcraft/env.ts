@@ -13,6 +13,7 @@ import {
   type StepResult,
 } from "../types.js";
 import { parseAction } from "./actions.js";
+import { availableActionsFor } from "./available.js";
 import { applyAction, type Inventory } from "./crafting.js";
 import {
   formatTaskObservation,
@@ -45,7 +46,10 @@ ${MAX_STEPS} actions; invalid actions count too.`;
 
 export const TEXTCRAFT_INFO: EnvInfo = {
   name: NAME,
-  version: "1.1.0",
+  // 1.2.0: observations list availableActions (see available.ts), and the random agent draws
+  // from that list, so random baselines and agents that read the list (tool-calling's enum, the
+  // embedded policy) differ from 1.1.0 runs. Tasks, rules and observation texts are unchanged.
+  version: "1.2.0",
   description:
     "Craft a goal item (crafting trees of depth 1-4) from listed recipes and distractors; " +
     "test goals are never train goals.",
@@ -58,6 +62,8 @@ export const TEXTCRAFT_INFO: EnvInfo = {
 export class TextcraftEnv implements Env {
   readonly info = TEXTCRAFT_INFO;
   private task: TextcraftTask | undefined;
+  /** The task's available actions: the same at every observation until the episode ends. */
+  private actions: readonly string[] = [];
   private inventory: Inventory = new Map();
   private steps = 0;
   private done = false;
@@ -68,7 +74,8 @@ export class TextcraftEnv implements Env {
     this.inventory = new Map();
     this.steps = 0;
     this.done = false;
-    return { text: formatTaskObservation(this.task) };
+    this.actions = availableActionsFor(this.task.commands);
+    return { text: formatTaskObservation(this.task), availableActions: this.actions.slice() };
   }
 
   async step(action: string): Promise<StepResult> {
@@ -92,6 +99,13 @@ export class TextcraftEnv implements Env {
     }
     this.done = success || this.steps >= MAX_STEPS;
     if (this.done) info.success = success;
-    return { observation: { text }, reward: success ? 1 : 0, done: this.done, info };
+    // A finished episode takes no more actions, so it lists none.
+    const availableActions = this.done ? [] : this.actions.slice();
+    return {
+      observation: { text, availableActions },
+      reward: success ? 1 : 0,
+      done: this.done,
+      info,
+    };
   }
 }

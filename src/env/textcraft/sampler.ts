@@ -1,7 +1,9 @@
 /**
- * The random agent's action sampler: well-formed actions about the items in view (the listed
- * recipes on the first observation, items named in later ones), so that random play mostly
- * gets base items, tries real recipes and sometimes checks the inventory.
+ * The random agent's action sampler. It draws from the observation's available actions when it
+ * lists them (every TextcraftEnv observation does): inventory one time in ten, else a get or a
+ * craft about equally often, uniform within the kind. Without a list (an observation from
+ * elsewhere) it makes up well-formed actions about the items in view (the listed recipes on the
+ * first observation, items named in later ones), weighted the same way.
  */
 import type { ActionSampler } from "../types.js";
 import { parseAction } from "./actions.js";
@@ -56,11 +58,30 @@ function baseItemBelow(random: () => number, recipe: Recipe): string {
   }
 }
 
+/** Chance of "inventory"; below GET_BELOW a get, else a craft. */
+const INVENTORY_BELOW = 0.1;
+const GET_BELOW = 0.55;
+
+/** A weighted draw from the listed actions; undefined when the observation lists none. */
+function sampleListed(random: () => number, actions: readonly string[]): string | undefined {
+  if (actions.length === 0) return undefined;
+  const gets = actions.filter((a) => a.startsWith("get "));
+  const crafts = actions.filter((a) => a.startsWith("craft "));
+  const roll = random();
+  if (roll < INVENTORY_BELOW && actions.includes("inventory")) return "inventory";
+  if (roll < GET_BELOW && gets.length > 0) return pick(random, gets);
+  if (roll >= GET_BELOW && crafts.length > 0) return pick(random, crafts);
+  return pick(random, actions);
+}
+
 export const sampleTextcraftAction: ActionSampler = (random, observation) => {
+  const listed = sampleListed(random, observation.availableActions ?? []);
+  if (listed !== undefined) return listed;
   const recipes = recipesInView(observation.text);
   const roll = random();
-  if (roll < 0.1) return "inventory";
+  if (roll < INVENTORY_BELOW) return "inventory";
   const recipe = pick(random, recipes);
-  if (roll < 0.55) return `get ${1 + Math.floor(random() * 4)} ${baseItemBelow(random, recipe)}`;
+  if (roll < GET_BELOW)
+    return `get ${1 + Math.floor(random() * 4)} ${baseItemBelow(random, recipe)}`;
   return formatRecipe(recipe, random() < 0.8 ? 1 : 2);
 };
