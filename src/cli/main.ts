@@ -73,7 +73,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option("--env <name|path>", "environment: a name (see: clade envs) or a module (./my-env.ts)")
     .option(
       "--agent <name|path>",
-      "agent: reference | random | react | tools, or a module (./my-agent.ts) (default: react with --model, else reference)",
+      "agent: reference | random | react | tools, a module (./my-agent.ts) or folder, or a trained policy (policy:FILE.safetensors) (default: react with --model, else reference)",
     )
     .option("--tasks <range>", 'task indices, e.g. 0-99, 0-9,20, "test" or "train" (default: test)')
     .option("--limit <n>", "only the first N tasks of the selection")
@@ -323,6 +323,17 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .action(async (run, opts) => {
       const { bestCommand } = await import("./commands/search-tree.js");
       setExit(bestCommand(run, opts, io));
+    });
+
+  program
+    .command("curves")
+    .description("a training run's metrics step by step: a table, and on a terminal plots")
+    .argument("<run>", "training run id")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action(async (run, opts) => {
+      const { curvesCommand } = await import("./commands/curves.js");
+      setExit(curvesCommand(run, opts, io));
     });
 
   return program;

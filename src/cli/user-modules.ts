@@ -2,7 +2,8 @@
  * Environments and agents from the user's own files: `clade eval --env ./my-env.ts --agent
  * ./my-agent.js`. A module is loaded at run time (TypeScript through tsx), its default export is
  * checked, and its identity (resolved path and sha256 of the file) becomes part of the run's
- * configuration, so that resuming a run with a changed module is refused.
+ * configuration, so that resuming a run with a changed module is refused. A trained policy
+ * (`--agent policy:FILE`, a safetensors file) is data, not code: it is read, never imported.
  */
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
@@ -13,6 +14,10 @@ import { type FolderAgentFactory, folderAgentFactory } from "../agent/folder/san
 import type { AgentFactory } from "../agent/registry.js";
 import type { Agent, EpisodeContext } from "../agent/types.js";
 import type { Env, EnvDefinition, EnvInfo } from "../env/types.js";
+import { Featurizer } from "../improve/rl/policy/features.js";
+import { type PolicyModel, policyFromSafetensors } from "../improve/rl/policy/model.js";
+import { createPolicyAgent } from "../improve/rl/policy/policy-agent.js";
+import { decodeSafetensors, SafetensorsError } from "../improve/rl/policy/safetensors.js";
 import { CallRecorder } from "../model/call-record.js";
 import { defaultExport, importThroughTsx } from "../model/config.js";
 import type { Model } from "../model/types.js";
@@ -282,5 +287,91 @@ export async function loadAgentFolder(path: string, baseDir = process.cwd()): Pr
       ...folderAgentFactory({ files, ...(model ? { model } : {}), mode: factory.mode }),
       name,
     }),
+  };
+}
+
+/** The prefix of an --agent value that names a policy file (safetensors): policy:PATH. */
+export const POLICY_PREFIX = "policy:";
+
+/** Whether an --agent value names a policy file. */
+export function isPolicySpec(value: string): boolean {
+  return value.startsWith(POLICY_PREFIX);
+}
+
+/** What identifies a policy in a run's stored configuration. */
+export interface PolicyIdentity extends ModuleIdentity {
+  /** The optimiser step its weights were saved at (its metadata's "step"). */
+  step: number;
+}
+
+export interface LoadedPolicy {
+  /** The agent's name in runs and reports. */
+  name: string;
+  identity: PolicyIdentity;
+  model: PolicyModel;
+  /** The agent for the runner: the policy, greedy, one agent per episode. */
+  factory(): AgentFactory;
+}
+
+/**
+ * Loads `policy:PATH`: the safetensors file of an embedded policy (src/improve/rl/policy). It
+ * must have been trained on this environment at this version, as its metadata says: a policy
+ * reads observations through features learnt on them, so on another environment (or another
+ * version's tasks) its results would mean nothing. The file is read once, so that its sha256 is
+ * that of the weights played. Every failure is one UserModuleError line (exit 2).
+ */
+export async function loadPolicyAgent(
+  spec: string,
+  env: EnvInfo,
+  baseDir = process.cwd(),
+): Promise<LoadedPolicy> {
+  const path = spec.slice(POLICY_PREFIX.length);
+  if (path === "") {
+    throw new UserModuleError(`--agent ${spec}: give the policy file, as policy:PATH`);
+  }
+  const absolute = resolve(baseDir, path);
+  let bytes: Buffer;
+  try {
+    if (!statSync(absolute).isFile()) throw new Error("not a file");
+    bytes = readFileSync(absolute);
+  } catch {
+    throw new UserModuleError(`policy file ${path} not found (looked at ${absolute})`);
+  }
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  let model: PolicyModel;
+  try {
+    const content = decodeSafetensors(
+      new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    );
+    model = policyFromSafetensors(content, `policy file ${absolute}`);
+  } catch (error) {
+    if (!(error instanceof SafetensorsError)) throw error;
+    // As readSafetensors (and so loadPolicy) words it: the path after "safetensors: ".
+    throw new UserModuleError(
+      firstLine(error).replace(/^safetensors: /, `safetensors: ${absolute}: `),
+    );
+  }
+  const trained = model.provenance;
+  if (trained.env !== env.name || trained.envVersion !== env.version) {
+    throw new UserModuleError(
+      `policy file ${path} was trained on ${trained.env} v${trained.envVersion}, but --env is ` +
+        `${env.name} v${env.version}: evaluate a policy on the environment and version it was trained on`,
+    );
+  }
+  const name = "policy";
+  const identity = { path: absolute, sha256, step: trained.step };
+  return {
+    name,
+    identity,
+    model,
+    factory: () => {
+      // One featurizer for the run: its caches are shared, its output depends on its input alone.
+      const featurizer = new Featurizer(model.features);
+      return {
+        name,
+        create: (context: EpisodeContext) =>
+          createPolicyAgent(model, context, { mode: "greedy", featurizer }),
+      };
+    },
   };
 }

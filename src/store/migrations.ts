@@ -214,4 +214,48 @@ export const MIGRATIONS: readonly string[] = [
   -- search-log.ts); a simulation's work is always priced.
   ALTER TABLE search_events ADD COLUMN unpriced INTEGER;
   `,
+  `
+  -- Training runs of the embedded policy (src/improve/rl/train): one row per run, its metrics
+  -- step by step, and its checkpoints. config: what the trainer was started with (JSON).
+  -- stop_reason: why a 'stopped' run stopped before its last step ('signal', 'budget', ...).
+  CREATE TABLE training_runs (
+    id TEXT PRIMARY KEY,
+    config TEXT NOT NULL CHECK (json_valid(config)),
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped', 'complete')),
+    stop_reason TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  -- One row per optimiser step, a column per metric so that curves are plain SQL (NULL: no
+  -- value, such as a success rate over no finished episode). A resumed run that writes step k
+  -- again replaces its row. env_steps: environment steps so far; seconds: wall clock so far;
+  -- errors: episodes of the step that ended in an error. extra: metrics beyond these (JSON
+  -- object), NULL when none. at: when the row was written.
+  CREATE TABLE training_steps (
+    run_id TEXT NOT NULL REFERENCES training_runs(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL CHECK (step >= 0),
+    mean_reward REAL,
+    success_rate REAL,
+    horizon INTEGER,
+    entropy REAL,
+    kl REAL,
+    clip_fraction REAL,
+    grad_norm REAL,
+    env_steps INTEGER,
+    seconds REAL,
+    errors INTEGER,
+    extra TEXT CHECK (extra IS NULL OR json_valid(extra)),
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, step)
+  ) WITHOUT ROWID;
+  -- The policy files a run saved (safetensors), one per step at most: where, and their sha256.
+  CREATE TABLE training_checkpoints (
+    run_id TEXT NOT NULL REFERENCES training_runs(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL CHECK (step >= 0),
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, step)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUILTIN_ENV_INFOS } from "../../src/env/infos.js";
 import { RunStore } from "../../src/store/run-store.js";
+import { TrainingStore } from "../../src/store/training-log.js";
 import { startFakeModelServer } from "../../src/testing/index.js";
 import { type CliResult, runCli } from "../fixtures/cli.js";
 
@@ -245,6 +246,29 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect((best.best as { node: number }).node).toBe(tree.best);
   });
 
+  it("curves of a stored training run", async () => {
+    const store = new TrainingStore(RunStore.open(db).db);
+    store.beginRun("tr", { env: "maze", estimator: "grpo", seed: 0 });
+    for (const step of [0, 1]) {
+      store.appendStep("tr", {
+        ...{ step, meanReward: step / 2, successRate: null, horizon: 5, entropy: 1.3, kl: 0 },
+        ...{ clipFraction: 0, gradNorm: 0.5, envSteps: 40 * (step + 1), seconds: step + 1 },
+        errors: 0,
+      });
+    }
+    store.addCheckpoint("tr", {
+      step: 1,
+      path: join(dir, "tr.safetensors"),
+      sha256: "a".repeat(64),
+    });
+    store.setStatus("tr", "complete");
+    store.close();
+    const out = expectJson(await cli("curves", "tr", "--db", db, "--json"), "clade.curves/1");
+    expect(out).toMatchObject({ run: "tr", status: "complete", config: { estimator: "grpo" } });
+    expect((out.steps as { step: number }[]).map((s) => s.step)).toEqual([0, 1]);
+    expect(out.checkpoints).toHaveLength(1);
+  });
+
   it("init-agent", async () => {
     const out = expectJson(
       await cli("init-agent", join(dir, "agent"), "--name", "a1", "--json"),
@@ -300,6 +324,11 @@ describe("--json errors are one clade.error/1 line on stderr", () => {
   it("an unknown run", async () => {
     const result = await cli("show", "nope", "--db", db, "--json");
     expectJsonError(result, /^UsageError$/, /no run "nope"/);
+  });
+
+  it("an unknown training run", async () => {
+    const result = await cli("curves", "nope", "--db", db, "--json");
+    expectJsonError(result, /^UsageError$/, /no training run "nope"/);
   });
 
   it("an unknown search", async () => {
@@ -426,8 +455,12 @@ describe("light commands load light modules", () => {
     expect(graph.filter((f) => f.startsWith("src/env/sql/query"))).toEqual([]);
   });
 
-  it("runs, show and cost load SQLite but not the environments or zod", () => {
-    for (const entry of ["src/cli/commands/runs.ts", "src/cli/commands/cost.ts"]) {
+  it("runs, show, cost and curves load SQLite but not the environments or zod", () => {
+    for (const entry of [
+      "src/cli/commands/runs.ts",
+      "src/cli/commands/cost.ts",
+      "src/cli/commands/curves.ts",
+    ]) {
       const graph = relative(staticGraph(entry));
       expect(graph.filter((f) => HEAVY.includes(f) && f !== "better-sqlite3")).toEqual([]);
       expect(graph).not.toContain("src/env/registry.ts");

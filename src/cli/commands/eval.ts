@@ -64,10 +64,13 @@ import { createProgress } from "../progress.js";
 import { addCosts, formatCost, renderMetrics, renderUsage } from "../report.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
 import {
+  isPolicySpec,
   loadAgentModule,
   loadEnvModule,
+  loadPolicyAgent,
   looksLikePath,
   type ModuleIdentity,
+  POLICY_PREFIX,
   UserModuleError,
 } from "../user-modules.js";
 
@@ -312,7 +315,12 @@ function evalSetRequests(
     throw new ConfigError(`unknown eval "${names[0]}" (${where})${hint}`);
   }
   const baseDir = dirname(configPath);
-  const fromFile = (value: string) => (looksLikePath(value) ? resolve(baseDir, value) : value);
+  const fromFile = (value: string) =>
+    isPolicySpec(value)
+      ? `${POLICY_PREFIX}${resolve(baseDir, value.slice(POLICY_PREFIX.length))}`
+      : looksLikePath(value)
+        ? resolve(baseDir, value)
+        : value;
   const requests: RunRequest[] = [];
   for (const name of new Set(names)) {
     const entry = config.evals[name];
@@ -502,12 +510,22 @@ async function preparePlan(
     );
   }
 
+  // --agent policy:FILE: a trained embedded policy, which takes no model.
+  const policySpec = request.agent !== undefined && isPolicySpec(request.agent);
+  if (policySpec && request.model) {
+    throw new UsageError(
+      `--model does not apply to a policy (--agent ${request.agent}): it chooses among the listed actions itself`,
+    );
+  }
+  const policy =
+    request.agent && policySpec ? await loadPolicyAgent(request.agent, env.info) : undefined;
   const agentModule =
-    request.agent && looksLikePath(request.agent)
+    request.agent && !policy && looksLikePath(request.agent)
       ? await loadAgentModule(request.agent)
       : undefined;
-  const agentName = agentModule?.name ?? request.agent ?? (request.model ? "react" : "reference");
-  const llm = !agentModule && isLlmAgent(agentName);
+  const agentName =
+    policy?.name ?? agentModule?.name ?? request.agent ?? (request.model ? "react" : "reference");
+  const llm = !agentModule && !policy && isLlmAgent(agentName);
   if (llm && !request.model) {
     throw new UnknownAgentError(`agent "${agentName}" needs a model: add --model SPEC`);
   }
@@ -545,6 +563,7 @@ async function preparePlan(
     }
   }
   const buildAgent = (client?: Model): AgentFactory => {
+    if (policy) return policy.factory();
     if (agentModule) return agentModule.factory(client ? { model: client } : {});
     if (client) return resolveAgent(agentName, env, { model: client, options: agentOptions });
     return resolveAgent(agentName, env);
@@ -585,6 +604,8 @@ async function preparePlan(
       // different configuration, so resuming with it is refused.
       ...(envModule ? { envModule } : {}),
       ...(agentModule ? { agentModule: agentModule.identity } : {}),
+      // A policy by its file and the step its weights were saved at.
+      ...(policy ? { policy: policy.identity } : {}),
       ...(model
         ? {
             model: publicModelSpec(model),
