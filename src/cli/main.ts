@@ -263,6 +263,34 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     });
 
   program
+    .command("train")
+    .description("train the embedded policy by multi-turn RL (resumable; clade curves RUN)")
+    .requiredOption("--env <name>", "the environment (its train split is trained on)")
+    .option("--algo <name>", "grpo (default), ppo, rloo, reinforce++ or remax")
+    .option("--schedule <spec>", "horizons: fixed:H, scaling:10,20,30@100, custom:5x40,10x60,20")
+    .option("--steps <n>", "training steps (default: 100)")
+    .option("--group <n>", "samples per task (default: 8)")
+    .option("--batch <n>", "tasks per step (default: 16)")
+    .option("--epochs <n>", "passes over each step's batch (default: 4)")
+    .option("--lr <x>", "Adam's step size (default: 0.003)")
+    .option("--seed <n>", "fixes the weights, the batches and every sampled action (default: 0)")
+    .option("--checkpoint-every <k>", "steps between checkpoints (default: 10)")
+    .option(
+      "--eval-every <k>",
+      "greedy evaluation on the test split every K steps (default: never)",
+    )
+    .requiredOption("--run-id <id>", "the run's id; the same command resumes it")
+    .option("--dir <dir>", "checkpoints and the final policy (default: .clade/train/<run-id>)")
+    .option("--out <file>", "also write the final policy to this safetensors file")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .option("--quiet", "no progress lines")
+    .action(async (opts) => {
+      const { trainCommand } = await import("./commands/train.js");
+      setExit(await trainCommand(opts, io));
+    });
+
+  program
     .command("evolve")
     .description(
       "self-improvement search (HGM, DGM, greedy, random) over an agent folder or a simulation",

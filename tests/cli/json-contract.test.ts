@@ -246,6 +246,17 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect((best.best as { node: number }).node).toBe(tree.best);
   });
 
+  it("train: a one-step run of the embedded policy", async () => {
+    const out = expectJson(
+      await cli(
+        ...["train", "--env", "gridworld", "--steps", "1", "--group", "2", "--batch", "2"],
+        ...["--schedule", "fixed:4", "--run-id", "tr1", "--db", db, "--json"],
+      ),
+      "clade.train/1",
+    );
+    expect(out).toMatchObject({ runId: "tr1", steps: 1, stopped: false });
+  });
+
   it("curves of a stored training run", async () => {
     const store = new TrainingStore(RunStore.open(db).db);
     store.beginRun("tr", { env: "maze", estimator: "grpo", seed: 0 });

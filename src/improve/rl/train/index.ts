@@ -1,0 +1,23 @@
+/** RL training of the embedded policy: the trainer, its checkpoints and evaluation. */
+export {
+  CHECKPOINT_FORMAT,
+  type CheckpointState,
+  checkpointsDir,
+  type LoadedCheckpoint,
+  latestCheckpoint,
+  loadCheckpoint,
+  restoreAdam,
+  saveCheckpoint,
+} from "./checkpoint.js";
+export { type EvaluateOptions, type EvaluationResult, evaluatePolicy } from "./evaluate.js";
+export {
+  type Algorithm,
+  ESTIMATOR_OF,
+  type StepMetrics,
+  TRAIN_DEFAULTS,
+  type TrainHyperparameters,
+  type TrainOptions,
+  type TrainResult,
+  tasksForStep,
+  train,
+} from "./train.js";
