@@ -1,24 +1,33 @@
 /**
  * The RL trainer: a run killed and resumed gives the same curve and the same weights, bit for
  * bit, as one that never stopped; checkpoints are complete folders, pruned to the newest few;
- * every algorithm trains; errored samples are reported, not scored. (Beating the random agent
- * by a wide margin on held-out mazes is not reached yet: see the issue's closing note.)
+ * every algorithm trains; errored samples are reported, not scored; and a short run on small
+ * maze tasks beats the random agent on held-out mazes by a wide margin.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { generateMaze } from "../../../src/env/maze/generate.js";
 import { findEnv } from "../../../src/env/registry.js";
 import type { Env, EnvDefinition } from "../../../src/env/types.js";
 import { loadPolicy, type PolicyModel } from "../../../src/improve/rl/policy/index.js";
 import {
+  layoutSample,
+  type RolloutPolicy,
+  type Trajectory,
+} from "../../../src/improve/rl/rollout/index.js";
+import {
   type Algorithm,
+  evaluatePolicy,
   latestCheckpoint,
   loadCheckpoint,
+  noveltyKeyOf,
   type StepMetrics,
   type TrainOptions,
   tasksForStep,
   train,
+  withNoveltyBonus,
 } from "../../../src/improve/rl/train/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "clade-train-"));
@@ -266,6 +275,50 @@ describe("errors", () => {
   });
 });
 
+describe("novelty bonus", () => {
+  const texts = [
+    "You moved up. You are at 2, 3.", // new
+    "You cannot move up. You are at 2, 3.", // same numbers: not new
+    "You moved down. You are at 3, 3.", // the start again: not new
+    "You moved left. You are at 3, 2.", // new
+    "You moved left. You are at 3, 1.", // new
+  ];
+  const turns = texts.map((text, turn) => ({
+    turn,
+    action: "a",
+    envReward: 0,
+    observation: { text },
+  }));
+  const episode = (reward: number) =>
+    ({
+      initialObservation: { text: "Start. You are at 3, 3." },
+      turns,
+      success: reward >= 1,
+      sample: layoutSample(0, turns, true, reward),
+    }) as unknown as Trajectory;
+
+  it("rewards the turns of a failed episode that reach a state new to it, keyed by its numbers", () => {
+    expect(noveltyKeyOf("at 3, 3; goal 8, 6", "numbers")).toBe("3,3,8,6");
+    const failed = episode(0);
+    const sample = withNoveltyBonus(failed, 0.1, "numbers");
+    expect(sample.rewards).toEqual([0, 0.1, 0, 0, 0, 0, 0, 0.1, 0, 0.1, 0]);
+    expect(sample.mask).toEqual(failed.sample.mask);
+    // The whole text as the key: every text here is new.
+    expect(withNoveltyBonus(failed, 0.1, "text").rewards).toEqual([
+      0, 0.1, 0, 0.1, 0, 0.1, 0, 0.1, 0, 0.1, 0,
+    ]);
+    // At most `cap` in all.
+    expect(withNoveltyBonus(failed, 0.25, "numbers", 0.375).rewards).toEqual([
+      0, 0.25, 0, 0, 0, 0, 0, 0.125, 0, 0, 0,
+    ]);
+  });
+
+  it("leaves a successful episode alone: a success always outscores exploring", () => {
+    const won = episode(1);
+    expect(withNoveltyBonus(won, 0.1, "numbers").rewards).toEqual(won.sample.rewards);
+  });
+});
+
 describe("tasks", () => {
   it("each pass over the train tasks deals them all once, as a function of (seed, step)", () => {
     const pool = [10, 11, 12, 13, 14, 15];
@@ -274,4 +327,72 @@ describe("tasks", () => {
     expect(tasksForStep(pool, 4, 7, 5)).toEqual(tasksForStep(pool, 4, 7, 5));
     expect(tasksForStep(pool, 4, 8, 0)).not.toEqual(tasksForStep(pool, 4, 7, 0));
   });
+});
+
+/** Small mazes (at most 36 cells, 5×5 to 6×6) of a split. */
+function smallMazes(range: { start: number; end: number }): number[] {
+  const out: number[] = [];
+  for (let i = range.start; i < range.end; i++) {
+    const m = generateMaze(i);
+    if (m.rows * m.cols <= 36) out.push(i);
+  }
+  return out;
+}
+
+/** Uniform over the listed actions, with its own seeded stream per sample. */
+const randomPolicy: RolloutPolicy = {
+  decide(state, rng) {
+    const actions = state.observation.availableActions ?? [];
+    return { action: actions[rng.int(actions.length)] as string };
+  },
+};
+
+describe("learning", () => {
+  it("beats the random agent by a wide margin on held-out small mazes", async () => {
+    // 91 train and 24 test mazes; random play reaches the goal in 1.7 % of 50-step episodes.
+    // A small, fast policy (D = 2048, H = 16, the most numerous feature group off) and PPO with
+    // the novelty bonus, 30 steps of 8 tasks × 8 samples at horizon 30: about 13 s of one core.
+    // Measured greedy success on the test mazes for seeds 1, 2, 3: 0.71, 0.29, 0.38.
+    const trainTasks = smallMazes(maze.info.splits.train);
+    const testTasks = smallMazes(maze.info.splits.test);
+    const started = performance.now();
+    const result = await train({
+      env: maze,
+      trainTasks,
+      algo: "ppo",
+      gamma: 0.99,
+      lam: 0.95,
+      lr: 0.01,
+      epochs: 2,
+      minibatches: 4,
+      groupSize: 8,
+      batchTasks: 8,
+      schedule: "fixed:30",
+      noveltyBonus: 0.05,
+      steps: 30,
+      seed: 3,
+      featureDim: 2048,
+      hidden: 16,
+      valueHidden: 16,
+      features: { groups: { bigramAction: false } },
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const trained = await evaluatePolicy({ env: maze, policy: result.model, tasks: testTasks });
+    const random = await evaluatePolicy({
+      env: maze,
+      policy: randomPolicy,
+      tasks: testTasks,
+      mode: "sample",
+      samples: 20,
+      seed: 1,
+    });
+    console.log(
+      `maze (small, ${trainTasks.length} train / ${testTasks.length} test tasks): trained ` +
+        `${trained.successRate.toFixed(2)} greedy vs random ${random.successRate.toFixed(2)}, ` +
+        `${seconds.toFixed(1)} s`,
+    );
+    expect(testTasks).toHaveLength(24);
+    expect(random.successRate).toBeLessThan(0.05);
+    expect(trained.successRate).toBeGreaterThan(random.successRate + 0.25);
+  }, 60_000);
 });

@@ -13,6 +13,8 @@ export { type EvaluateOptions, type EvaluationResult, evaluatePolicy } from "./e
 export {
   type Algorithm,
   ESTIMATOR_OF,
+  type NoveltyKey,
+  noveltyKeyOf,
   type StepMetrics,
   TRAIN_DEFAULTS,
   type TrainHyperparameters,
@@ -20,4 +22,5 @@ export {
   type TrainResult,
   tasksForStep,
   train,
+  withNoveltyBonus,
 } from "./train.js";

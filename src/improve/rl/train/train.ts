@@ -29,6 +29,7 @@ import {
   klLoss,
   ppoClippedSurrogate,
   type Sample,
+  sampleScore,
   valueLoss,
 } from "../estimators/index.js";
 import {
@@ -37,6 +38,7 @@ import {
   cloneParams,
   createPolicyModel,
   entropyGradToLogits,
+  type FeatureOverrides,
   Featurizer,
   loadPolicy,
   logProbGradToLogits,
@@ -131,9 +133,13 @@ export interface TrainHyperparameters {
   evalEvery: number;
   /**
    * Episodic novelty bonus (an intrinsic reward, not the environment's): added at an agent turn
-   * whose resulting observation's key was not seen before in the episode. 0 turns it off.
+   * whose resulting observation's key was not seen before in the episode, in episodes that did
+   * not succeed, up to noveltyCap in all. So a success (reward 1) always outscores exploring, and
+   * among failures the one that saw more is better. 0 turns it off.
    */
   noveltyBonus: number;
+  /** The most bonus one episode can earn (keep it below the success reward). */
+  noveltyCap: number;
   /** What makes two observations "the same state" for the bonus (see noveltyKeyOf). */
   noveltyKey: NoveltyKey;
 }
@@ -144,33 +150,44 @@ export interface TrainHyperparameters {
  */
 export type NoveltyKey = "numbers" | "text";
 
+/**
+ * Defaults that learn on maze and gridworld from random weights, chosen by measurement on one
+ * core (greedy success on the 100 test tasks): PPO with the value head (GAE γ = 0.99, λ = 0.95),
+ * whose per-turn credit learned faster than GRPO's outcome-level advantages (maze, 60 steps: 0.62
+ * against 0.52); two epochs of four minibatches per batch of 16 tasks × 8 samples (four epochs
+ * learned no more per CPU second); the entropy bonus; the novelty bonus, without which maze's
+ * 1–3 % random successes give almost no signal (60 steps of GRPO: still ~1 %); ScalingInter's
+ * horizons 16 → 32 → 64 (maze's own limit of 50 caps the last); and a small policy (D = 4096,
+ * H = 32), three times faster per step than the policy's default size for the same success.
+ */
 export const TRAIN_DEFAULTS: Readonly<TrainHyperparameters> = Object.freeze({
-  algo: "grpo",
+  algo: "ppo",
   lr: 3e-3,
   groupSize: 8,
   batchTasks: 16,
-  epochs: 4,
+  epochs: 2,
   minibatches: 4,
   clipRatio: DEFAULTS.clipRatio,
-  gamma: 1,
-  lam: 1,
+  gamma: 0.99,
+  lam: 0.95,
   entropyCoef: 0.01,
   klCoef: 0,
   valueCoef: 0.5,
   cliprangeValue: DEFAULTS.cliprangeValue,
   maxGradNorm: DEFAULTS.gradClip,
   temperature: 1,
-  schedule: "fixed:50",
+  schedule: "scaling:16,32,64@15",
   steps: 100,
   checkpointEvery: 10,
   keepCheckpoints: 3,
   seed: 0,
-  featureDim: 1 << 15,
-  hidden: 64,
+  featureDim: 4096,
+  hidden: 32,
   valueHidden: 32,
   rolloutMode: "independent",
   evalEvery: 0,
-  noveltyBonus: 0,
+  noveltyBonus: 0.02,
+  noveltyCap: 0.5,
   noveltyKey: "numbers",
 });
 
@@ -199,6 +216,8 @@ export interface StepMetrics {
   meanReward: number;
   /** Share of the step's samples that succeeded (errored ones left out). */
   successRate: number;
+  /** Mean novelty bonus per sample (the intrinsic reward; 0 when noveltyBonus is 0). */
+  meanBonus: number;
   /** Mean agent turns per sample. */
   meanTurns: number;
   /** Mean entropy of the behaviour policy over the step's agent turns (nats). */
@@ -242,6 +261,8 @@ export interface TrainOptions extends Partial<TrainHyperparameters> {
   resume?: boolean;
   /** Starting weights (e.g. from imitation); a fresh policy from the seed otherwise. */
   model?: PolicyModel;
+  /** Feature settings of a fresh policy besides featureDim (e.g. feature groups turned off). */
+  features?: Omit<FeatureOverrides, "dim">;
   /** Tasks to train on; the environment's train split by default. */
   trainTasks?: readonly number[];
   /** Tasks of the periodic evaluation (evalEvery); the test split by default. */
@@ -287,7 +308,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   if (trainTasks.length === 0) throw new Error("train: no train tasks");
 
   // -- The policy, the optimizer and where we start: a checkpoint or step 0 --
-  let model = options.model ? copyModel(options.model) : freshModel(env, hp);
+  let model = options.model ? copyModel(options.model) : freshModel(env, hp, options.features);
   let startStep = 0;
   let metrics: StepMetrics[] = [];
   let resumedFrom: number | undefined;
@@ -370,13 +391,16 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     const rolloutMs = performance.now() - started;
 
     // -- Advantages: errored samples are excluded from their group and reported --
-    const samples = rollout.trajectories.map((t) =>
-      hp.noveltyBonus > 0 ? withNoveltyBonus(t, hp.noveltyBonus, hp.noveltyKey) : t.sample,
-    );
+    const rewarded = (t: Trajectory): Sample =>
+      hp.noveltyBonus > 0
+        ? withNoveltyBonus(t, hp.noveltyBonus, hp.noveltyKey, hp.noveltyCap)
+        : t.sample;
+    const samples = rollout.trajectories.map(rewarded);
+    // ReMax: the greedy rollout's score, on the same reward as the samples'.
     const baselines = new Map<GroupId, number>();
     for (const group of rollout.groups) {
       if (group.baseline && group.baseline.error === undefined) {
-        baselines.set(group.group, group.baseline.reward);
+        baselines.set(group.group, sampleScore(rewarded(group.baseline)));
       }
     }
     const advantages = computeAdvantages(ESTIMATOR_OF[hp.algo], samples, {
@@ -409,6 +433,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     }
     totalEnvSteps += rollout.envSteps;
     const row = stepMetrics(step, horizon, rollout, update, advantages.excluded.length, batch);
+    row.meanBonus = meanBonus(rollout.trajectories, samples);
     row.totalEnvSteps = totalEnvSteps;
     row.timing = {
       rolloutMs,
@@ -638,19 +663,43 @@ export function noveltyKeyOf(text: string, key: NoveltyKey): string {
   return key === "text" ? text : (text.match(NUMBER_RE) ?? []).join(",");
 }
 
-/** The sample with `bonus` added at each agent turn that reached a state new to the episode. */
-export function withNoveltyBonus(trajectory: Trajectory, bonus: number, key: NoveltyKey): Sample {
+/**
+ * The sample of an episode that did not succeed with `bonus` added at each agent turn that
+ * reached a state new to the episode, until `cap` is paid; other samples unchanged.
+ */
+export function withNoveltyBonus(
+  trajectory: Trajectory,
+  bonus: number,
+  key: NoveltyKey,
+  cap = Number.POSITIVE_INFINITY,
+): Sample {
   const { sample } = trajectory;
-  if (sample.error !== undefined || trajectory.initialObservation === undefined) return sample;
+  if (sample.error !== undefined || trajectory.success) return sample;
+  if (trajectory.initialObservation === undefined) return sample;
   const seen = new Set([noveltyKeyOf(trajectory.initialObservation.text, key)]);
   const rewards = [...sample.rewards];
+  let left = cap;
   trajectory.turns.forEach((turn, t) => {
     const k = noveltyKeyOf(turn.observation.text, key);
-    if (seen.has(k)) return;
+    if (seen.has(k) || left <= 0) return;
     seen.add(k);
-    rewards[2 * t + 1] = (rewards[2 * t + 1] as number) + bonus;
+    const paid = Math.min(bonus, left);
+    left -= paid;
+    rewards[2 * t + 1] = (rewards[2 * t + 1] as number) + paid;
   });
   return { ...sample, rewards };
+}
+
+/** Mean over the samples that did not error of (score with the bonus − outcome reward). */
+function meanBonus(trajectories: readonly Trajectory[], samples: readonly Sample[]): number {
+  let sum = 0;
+  let count = 0;
+  trajectories.forEach((t, i) => {
+    if (t.error !== undefined) return;
+    sum += sampleScore(samples[i] as Sample) - t.reward;
+    count++;
+  });
+  return count === 0 ? 0 : sum / count;
 }
 
 // ---- Pieces ----------------------------------------------------------------------------------
@@ -714,7 +763,15 @@ function resolveHyperparameters(options: TrainOptions): TrainHyperparameters {
   for (const key of ["lr", "clipRatio", "maxGradNorm", "cliprangeValue"] as const) {
     if (!(hp[key] > 0)) throw new RangeError(`train: ${key} must be positive, got ${hp[key]}`);
   }
-  for (const key of ["entropyCoef", "klCoef", "valueCoef", "gamma", "lam"] as const) {
+  for (const key of [
+    "entropyCoef",
+    "klCoef",
+    "valueCoef",
+    "gamma",
+    "lam",
+    "noveltyBonus",
+    "noveltyCap",
+  ] as const) {
     if (!(hp[key] >= 0)) throw new RangeError(`train: ${key} must be ≥ 0, got ${hp[key]}`);
   }
   checkTemperature(hp.temperature);
@@ -728,12 +785,16 @@ function resolveHyperparameters(options: TrainOptions): TrainHyperparameters {
   return hp;
 }
 
-function freshModel(env: EnvDefinition, hp: TrainHyperparameters): PolicyModel {
+function freshModel(
+  env: EnvDefinition,
+  hp: TrainHyperparameters,
+  features: Omit<FeatureOverrides, "dim"> = {},
+): PolicyModel {
   return createPolicyModel({
     env: env.info.name,
     envVersion: env.info.version,
     seed: hp.seed,
-    features: { dim: hp.featureDim },
+    features: { ...features, dim: hp.featureDim },
     hidden: hp.hidden,
     valueHidden: hp.valueHidden,
   });
@@ -838,6 +899,7 @@ function stepMetrics(
     step,
     horizon,
     meanReward: played === 0 ? 0 : reward / played,
+    meanBonus: 0,
     successRate: played === 0 ? 0 : successes / played,
     meanTurns: rollout.trajectories.length === 0 ? 0 : turns / rollout.trajectories.length,
     entropy: agentTurns === 0 ? 0 : entropy / agentTurns,
