@@ -5,12 +5,20 @@
  * value and its ratio to a baseline measured in the same run.
  *
  * - rl_train_env_steps_per_s: env steps per second of `train` (TRAIN_DEFAULTS except the steps;
- *   the default policy size), rollouts, advantages and PPO updates included. Baseline: the same
- *   steps' rollouts alone (the collector and the policy's forward passes, no update), so the
- *   ratio is the share of training time not spent updating.
- * - rl_share_env, rl_share_policy_forward, rl_share_update: shares of the training wall clock
- *   spent awaiting the environment, in the policy during rollouts (features and forward), and in
- *   the update; the baseline is that wall clock (ratio = the share).
+ *   the default policy size; every sample of a step in flight at once, as `clade train` runs),
+ *   rollouts, advantages and PPO updates included. Baseline: the same steps' rollouts alone (the
+ *   collector and the policy's forward passes, no update), so the ratio is the share of training
+ *   time not spent updating.
+ * - rl_share_env, rl_share_policy_forward, rl_share_update, rl_share_other: shares of the training
+ *   wall clock spent in the environment (create, reset, step), in the policy during rollouts
+ *   (features and forward), in the update, and in everything else (advantages, the collector's
+ *   bookkeeping, yielding to the event loop); the baseline is that wall clock (ratio = the share;
+ *   the four sum to 1). Measured on a second run of the same steps with one sample in flight at a
+ *   time (`concurrency: 1`): the collector's env and policy spans last until their sample resumes,
+ *   so with many samples in flight each also holds the other samples' turns and their sums exceed
+ *   the wall clock; with one they are disjoint. The maze runs in process, so one sample in flight
+ *   does the same work in about the same time (checked: `same_curve`, and the figure below).
+ * - rl_train_one_in_flight_env_steps_per_s: that second run's throughput; baseline: the first's.
  * - rl_independent_env_steps_per_s: a batch of groups (4 tasks × 8 samples, a 4096 × 32 policy) on
  *   maze wrapped so that every step waits a random 0–5 ms (a remote environment's uneven
  *   latency), collected with independent stepping;
@@ -18,16 +26,22 @@
  *   Both give the same trajectories (checked: `same_trajectories`); only the timing differs.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { findEnv } from "../src/env/registry.js";
-import { createRng } from "../src/env/rng.js";
-import type { Env, EnvDefinition } from "../src/env/types.js";
-import { createPolicyModel } from "../src/improve/rl/policy/index.js";
+// The compiled library, as `clade train` runs it (npm run bench builds it first).
+import { findEnv } from "../dist/env/registry.js";
+import { createRng } from "../dist/env/rng.js";
+import type { Env, EnvDefinition } from "../dist/env/types.js";
+import { createPolicyModel } from "../dist/improve/rl/policy/index.js";
 import {
   collectGroups,
   embeddedPolicy,
   type RolloutMode,
-} from "../src/improve/rl/rollout/index.js";
-import { TRAIN_DEFAULTS, tasksForStep, train } from "../src/improve/rl/train/index.js";
+} from "../dist/improve/rl/rollout/index.js";
+import {
+  type StepMetrics,
+  TRAIN_DEFAULTS,
+  tasksForStep,
+  train,
+} from "../dist/improve/rl/train/index.js";
 
 process.setSourceMapsEnabled(false);
 
@@ -55,35 +69,43 @@ const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 // ---- Training throughput and where the time goes ----
 
 const warm = await train({ env, steps: 1, checkpointEvery: 0, seed: 1 });
-const trained = await train({
-  env,
-  steps: TRAIN_STEPS + 1,
-  checkpointEvery: 0,
-  seed: 1,
-  model: warm.model,
-});
-const measured = trained.metrics.slice(1); // the first step warms the JIT up
-let envSteps = 0;
-let wallMs = 0;
-let rolloutMs = 0;
-let envMs = 0;
-let policyMs = 0;
-let updateMs = 0;
-for (const m of measured) {
-  envSteps += m.envSteps;
-  wallMs += m.seconds * 1000;
-  rolloutMs += m.timing.rolloutMs;
-  envMs += m.timing.envMs;
-  policyMs += m.timing.policyMs;
-  updateMs += m.timing.updateMs;
+
+/** TRAIN_STEPS measured steps from the warm weights (the first step, run before them, warms up). */
+async function measureTraining(concurrency?: number) {
+  const run = await train({
+    env,
+    steps: TRAIN_STEPS + 1,
+    checkpointEvery: 0,
+    seed: 1,
+    model: warm.model,
+    ...(concurrency ? { concurrency } : {}),
+  });
+  const steps = run.metrics.slice(1);
+  const sum = (pick: (m: StepMetrics) => number) => steps.reduce((s, m) => s + pick(m), 0);
+  const envSteps = sum((m) => m.envSteps);
+  const wallMs = sum((m) => m.seconds * 1000);
+  return {
+    steps,
+    envSteps,
+    wallMs,
+    rolloutMs: sum((m) => m.timing.rolloutMs),
+    envMs: sum((m) => m.timing.envMs),
+    policyMs: sum((m) => m.timing.policyMs),
+    updateMs: sum((m) => m.timing.updateMs),
+    rate: envSteps / (wallMs / 1000),
+  };
 }
-const trainRate = envSteps / (wallMs / 1000);
-const rolloutRate = envSteps / (rolloutMs / 1000);
+/** The curve without its wall-clock fields: the same for the same seed, whatever the timing. */
+const curveOf = (steps: readonly StepMetrics[]) =>
+  JSON.stringify(steps.map(({ seconds: _s, timing: _t, ...rest }) => rest));
+
+const trained = await measureTraining();
+const rolloutRate = trained.envSteps / (trained.rolloutMs / 1000);
 line({
   name: "rl_train_env_steps_per_s",
-  value: Math.round(trainRate),
+  value: Math.round(trained.rate),
   unit: "env steps/s (rollouts + updates)",
-  ratio: round(trainRate / rolloutRate),
+  ratio: round(trained.rate / rolloutRate),
   baseline: Math.round(rolloutRate),
   baseline_unit: "env steps/s of the same rollouts alone",
   config: {
@@ -94,24 +116,40 @@ line({
     minibatches: TRAIN_DEFAULTS.minibatches,
     featureDim: TRAIN_DEFAULTS.featureDim,
     hidden: TRAIN_DEFAULTS.hidden,
-    steps: measured.length,
-    envSteps,
+    steps: trained.steps.length,
+    envSteps: trained.envSteps,
   },
 });
+
+// Where the time goes: the same steps with one sample in flight, whose spans do not overlap.
+const single = await measureTraining(1);
+const sameCurve = curveOf(single.steps) === curveOf(trained.steps);
+const otherMs = single.wallMs - single.envMs - single.policyMs - single.updateMs;
 for (const [name, ms] of [
-  ["rl_share_env", envMs],
-  ["rl_share_policy_forward", policyMs],
-  ["rl_share_update", updateMs],
+  ["rl_share_env", single.envMs],
+  ["rl_share_policy_forward", single.policyMs],
+  ["rl_share_update", single.updateMs],
+  ["rl_share_other", otherMs],
 ] as const) {
   line({
     name,
     value: round(ms / 1000, 2),
     unit: "s",
-    ratio: round(ms / wallMs),
-    baseline: round(wallMs / 1000, 2),
-    baseline_unit: "s of training wall clock (ratio = share)",
+    ratio: round(ms / single.wallMs),
+    baseline: round(single.wallMs / 1000, 2),
+    baseline_unit:
+      "s of training wall clock, one sample in flight (ratio = share; the four sum to 1)",
   });
 }
+line({
+  name: "rl_train_one_in_flight_env_steps_per_s",
+  value: Math.round(single.rate),
+  unit: "env steps/s of the shares' run (one sample in flight)",
+  ratio: round(single.rate / trained.rate),
+  baseline: Math.round(trained.rate),
+  baseline_unit: "env steps/s with every sample of a step in flight (rl_train_env_steps_per_s)",
+  same_curve: sameCurve,
+});
 
 // ---- Independent stepping against lockstep rounds, with uneven latency ----
 

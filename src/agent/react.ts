@@ -46,7 +46,12 @@ function assistantText(content: string): string {
   return content === "" ? EMPTY_REPLY_PLACEHOLDER : content;
 }
 
-function renderReactTurn(turn: Turn, _index: number, observationText: string): ChatMessage[] {
+/** One past turn in the ReAct conversation: the reply as the assistant, the observation after. */
+export function renderReactTurn(
+  turn: Turn,
+  _index: number,
+  observationText: string,
+): ChatMessage[] {
   return [
     { role: "assistant", content: assistantText(turn.message) },
     { role: "user", content: observationText },

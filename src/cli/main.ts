@@ -291,6 +291,35 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     });
 
   program
+    .command("rollouts")
+    .description(
+      "collect RL rollouts with a trained policy and write them with their advantages for an outside trainer",
+    )
+    .requiredOption("--env <name>", "the environment")
+    .option("--policy <file>", "the policy (safetensors) to play, as written by clade train")
+    .option("--model <spec>", "or an LLM (e.g. openai:NAME with OPENAI_BASE_URL at a vLLM server)")
+    .option("--config <file>", "clade.config with the model's settings (--model)")
+    .option("--temperature <t>", "the LLM's sampling temperature (default: 1)")
+    .option("--token-ids", "ask a vLLM server for token ids too (--model)")
+    .option(
+      "--tasks <range>",
+      "task indices, e.g. 0-15 or 1,2,3 (default: the train split's first 16)",
+    )
+    .option("--group <n>", "samples per task (default: 8)")
+    .option("--horizon <n>", "agent turns per sample at most (default: the env's step limit)")
+    .option("--algo <name>", "whose advantages: grpo, ppo (default), rloo, reinforce++ or remax")
+    .option("--seed <n>", "fixes every sampled action (default: 0)")
+    .requiredOption("--format <format>", "agenttraj | chat")
+    .requiredOption("--out <file>", "the file to write (whole or not at all)")
+    .option("--item-ids <style>", "agenttraj item ids: agentgym (default) | clade")
+    .option("--novelty-bonus <x>", "the trainer's novelty bonus in the advantages (default: 0)")
+    .option("--json", "machine-readable output")
+    .action(async (opts) => {
+      const { rolloutsCommand } = await import("./commands/rollouts.js");
+      setExit(await rolloutsCommand(opts, io));
+    });
+
+  program
     .command("evolve")
     .description(
       "self-improvement search (HGM, DGM, greedy, random) over an agent folder or a simulation",

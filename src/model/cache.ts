@@ -1,7 +1,9 @@
 /**
  * The response cache's key and interface. The key covers everything that shapes a reply —
  * provider and model, messages, tools, generation parameters — and the sample index, so that
- * the k samples of a task stay k independent draws rather than one cached reply.
+ * the k samples of a task stay k independent draws rather than one cached reply. The
+ * log-probability settings are generation parameters (logprobs, topLogprobs, tokenIds), so a
+ * reply cached without log-probabilities is never served to a request that asks for them.
  */
 import { createHash } from "node:crypto";
 import type { ModelRequest, ModelResponse } from "./types.js";

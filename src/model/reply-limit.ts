@@ -9,6 +9,7 @@
  * max_tokens, a misbehaving server), so retrying would only multiply the bytes and the tokens
  * billed. Raise `maxReplyBytes` or lower `maxTokens` instead.
  */
+import { isTokenLogprobList } from "./logprobs.js";
 import { ModelError, type ModelResponse } from "./types.js";
 
 /** Default limit on a reply: 4 MiB of body, far above any real completion (about 1M tokens). */
@@ -80,6 +81,7 @@ export function isUsableReply(value: unknown, limitBytes: number): value is Mode
         isString(call.id) &&
         isString(call.name) &&
         isString(call.arguments),
-    );
+    ) &&
+    (reply.logprobs === undefined || isTokenLogprobList(reply.logprobs));
   return wellFormed && replyBytes(value as ModelResponse) <= limitBytes;
 }

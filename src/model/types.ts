@@ -29,6 +29,31 @@ export interface GenerationParams {
   seed?: number;
   stop?: string[];
   topP?: number;
+  /**
+   * Ask for the reply's per-token log-probabilities (OpenAI-compatible servers: `logprobs:
+   * true`); they come back in ModelResponse.logprobs. A server that ignores the request answers
+   * without them; a malformed block is a ModelError. Anthropic cannot give them: asking is an
+   * error. Part of the cache key, like every parameter.
+   */
+  logprobs?: boolean;
+  /** With `logprobs`: also the N most likely alternatives at each position (`top_logprobs`). */
+  topLogprobs?: number;
+  /**
+   * With `logprobs`, vLLM only: tokens come back as "token_id:N" (`return_tokens_as_token_ids`)
+   * and are parsed into TokenLogprob.tokenId. Other servers may reject the field.
+   */
+  tokenIds?: boolean;
+}
+
+/** One sampled token of a reply with its log-probability (natural log). */
+export interface TokenLogprob {
+  /** The token's text; with `tokenIds`, the server's "token_id:N" as sent. */
+  token: string;
+  logprob: number;
+  /** The vocabulary id, when `tokenIds` was asked for. */
+  tokenId?: number;
+  /** The most likely alternatives at this position, when `topLogprobs` was asked for. */
+  topLogprobs?: { token: string; logprob: number; tokenId?: number }[];
 }
 
 export interface ModelRequest {
@@ -55,6 +80,11 @@ export interface ModelResponse {
   finishReason: string;
   /** The model name the provider says answered. */
   model: string;
+  /**
+   * Per-token log-probabilities of `content`, in order, when the request asked for them
+   * (`params.logprobs`) and the server gave them; absent otherwise.
+   */
+  logprobs?: TokenLogprob[];
 }
 
 export interface Model {

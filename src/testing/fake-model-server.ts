@@ -20,6 +20,9 @@ import {
   type FakeReply,
   type FakeRequest,
   type FakeRule,
+  type FakeTokenLogprob,
+  fakeTokenId,
+  fakeTokenLogprobs,
   requestKey,
   withEchoedKey,
 } from "./fake-reply.js";
@@ -28,6 +31,7 @@ import {
   type ResolvedCompletion,
   truncatedJson,
   type WireRequest,
+  type WireTokenLogprob,
 } from "./fake-wire.js";
 
 export {
@@ -39,7 +43,10 @@ export {
   type FakeReply,
   type FakeRequest,
   type FakeRule,
+  type FakeTokenLogprob,
   type FakeToolCall,
+  fakeTokenId,
+  fakeTokenLogprobs,
 } from "./fake-reply.js";
 
 const HOST = "127.0.0.1";
@@ -337,6 +344,8 @@ class FakeModelServerImpl implements FakeModelServer {
     const completion = this.resolve(wire, request, {
       content: HUGE_MARKER,
       usage: { outputTokens: Math.ceil(reply.bytes / 6) },
+      // The marker is cut out of the body: it must appear there once, in the text.
+      logprobs: null,
     });
     const pieces: string[] = [];
     if (prefix) pieces.push(prefix);
@@ -396,6 +405,7 @@ class FakeModelServerImpl implements FakeModelServer {
       })),
       finishReason: reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
       usage: estimateUsage(request.promptText, content, calls, reply.usage),
+      ...wireLogprobs(request, reply, content),
     };
   }
 
@@ -549,6 +559,43 @@ class FakeModelServerImpl implements FakeModelServer {
     }
     this.sendError(res, openaiWire, 500, `Fake model server failure: ${errorMessage(error)}`);
   }
+}
+
+/**
+ * The log-probabilities a completion carries: the reply's raw block when it has one; else, when
+ * the request asked and the reply did not decline (`logprobs: null`), its tokens (by default
+ * fakeTokenLogprobs), each with `top` alternatives (the token itself first, then "alt1", ... at
+ * 1, 2, ... nats lower) and, with token ids asked for, written as "token_id:N".
+ */
+function wireLogprobs(
+  request: WireRequest,
+  reply: FakeCompletion,
+  content: string,
+): Pick<ResolvedCompletion, "logprobs" | "rawLogprobs"> {
+  if (reply.rawLogprobs !== undefined) return { rawLogprobs: reply.rawLogprobs };
+  const asked = request.logprobs;
+  if (asked === undefined || reply.logprobs === null) return {};
+  const tokens: FakeTokenLogprob[] = reply.logprobs ?? fakeTokenLogprobs(content);
+  const spell = (token: string, id: number | undefined) =>
+    asked.tokenIds ? `token_id:${id ?? fakeTokenId(token)}` : token;
+  const bytes = (token: string) => [...Buffer.from(token, "utf8")];
+  const logprobs = tokens.map((t): WireTokenLogprob => {
+    const top = Array.from({ length: asked.top ?? 0 }, (_, k) => {
+      const token = k === 0 ? t.token : `alt${k}`;
+      return {
+        token: spell(token, k === 0 ? t.tokenId : undefined),
+        logprob: t.logprob - k,
+        bytes: bytes(token),
+      };
+    });
+    return {
+      token: spell(t.token, t.tokenId),
+      logprob: t.logprob,
+      bytes: bytes(t.token),
+      top_logprobs: top,
+    };
+  });
+  return { logprobs };
 }
 
 /**

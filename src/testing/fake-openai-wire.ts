@@ -36,6 +36,10 @@ const requestSchema = z.looseObject({
   messages: z.array(messageSchema).min(1),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  /** vLLM's: logprob tokens written as "token_id:N". */
+  return_tokens_as_token_ids: z.boolean().nullish(),
 });
 
 type OpenAIMessage = z.infer<typeof messageSchema>;
@@ -71,10 +75,17 @@ function usageBody(completion: ResolvedCompletion) {
   };
 }
 
+/** A choice's `logprobs`: the raw block, the tokens, or null (not asked for, or declined). */
+function logprobsBody(completion: ResolvedCompletion): unknown {
+  if (completion.rawLogprobs !== undefined) return completion.rawLogprobs;
+  return completion.logprobs === undefined ? null : { content: completion.logprobs, refusal: null };
+}
+
 function chunk(
   completion: ResolvedCompletion,
   choice: { delta: Record<string, unknown>; finish_reason: string | null } | undefined,
   usage: ReturnType<typeof usageBody> | null | undefined,
+  logprobs: unknown = null,
 ) {
   return {
     id: completion.id,
@@ -82,7 +93,7 @@ function chunk(
     created: completion.created,
     model: completion.model,
     system_fingerprint: SYSTEM_FINGERPRINT,
-    choices: choice === undefined ? [] : [{ index: 0, ...choice, logprobs: null }],
+    choices: choice === undefined ? [] : [{ index: 0, ...choice, logprobs: logprobs ?? null }],
     // With include_usage, OpenAI sends `usage: null` on every chunk but the last.
     ...(usage === undefined ? {} : { usage }),
   };
@@ -100,6 +111,11 @@ export const openaiWire: ProviderWire = {
     const parsed = validateBody(requestSchema, body);
     if ("error" in parsed) return parsed;
     const { model, messages, stream, stream_options } = parsed.value;
+    const { logprobs, top_logprobs, return_tokens_as_token_ids } = parsed.value;
+    // As OpenAI: top_logprobs is only accepted beside logprobs: true.
+    if (top_logprobs !== undefined && top_logprobs !== null && logprobs !== true) {
+      return { error: "Invalid request body: top_logprobs requires logprobs to be true" };
+    }
     const last = messages[messages.length - 1];
     return {
       request: {
@@ -108,6 +124,16 @@ export const openaiWire: ProviderWire = {
         streamUsage: stream_options?.include_usage === true,
         promptText: messages.map(messageText).join("\n"),
         lastMessageText: last === undefined ? "" : contentText(last.content),
+        ...(logprobs === true
+          ? {
+              logprobs: {
+                ...(top_logprobs === undefined || top_logprobs === null
+                  ? {}
+                  : { top: top_logprobs }),
+                tokenIds: return_tokens_as_token_ids === true,
+              },
+            }
+          : {}),
       },
     };
   },
@@ -138,7 +164,7 @@ export const openaiWire: ProviderWire = {
                 }
               : {}),
           },
-          logprobs: null,
+          logprobs: logprobsBody(completion),
           finish_reason: completion.finishReason,
         },
       ],
@@ -148,10 +174,25 @@ export const openaiWire: ProviderWire = {
 
   streamEvents(completion, includeUsage) {
     const usage = includeUsage ? null : undefined;
-    const delta = (d: Record<string, unknown>) =>
-      chunk(completion, { delta: d, finish_reason: null }, usage);
+    const delta = (d: Record<string, unknown>, logprobs?: unknown) =>
+      chunk(completion, { delta: d, finish_reason: null }, usage, logprobs);
     const chunks = [delta({ role: "assistant", content: "", refusal: null })];
-    for (const piece of textPieces(completion.content)) chunks.push(delta({ content: piece }));
+    // Log-probabilities ride with their tokens: one per text piece when they line up (the
+    // default ones do), else all of them on the finishing chunk; a raw block on the first piece.
+    const pieces = textPieces(completion.content);
+    const entries = completion.logprobs;
+    const perPiece = entries !== undefined && pieces.length > 0 && entries.length === pieces.length;
+    pieces.forEach((piece, i) => {
+      const logprobs =
+        completion.rawLogprobs !== undefined
+          ? i === 0
+            ? completion.rawLogprobs
+            : undefined
+          : perPiece
+            ? { content: [entries[i]], refusal: null }
+            : undefined;
+      chunks.push(delta({ content: piece }, logprobs));
+    });
     completion.toolCalls.forEach((call, index) => {
       const head = {
         index,
@@ -164,7 +205,15 @@ export const openaiWire: ProviderWire = {
         chunks.push(delta({ tool_calls: [{ index, function: { arguments: piece } }] }));
       }
     });
-    chunks.push(chunk(completion, { delta: {}, finish_reason: completion.finishReason }, usage));
+    const last =
+      entries !== undefined && !perPiece
+        ? { content: entries, refusal: null }
+        : completion.rawLogprobs !== undefined && pieces.length === 0
+          ? completion.rawLogprobs
+          : undefined;
+    chunks.push(
+      chunk(completion, { delta: {}, finish_reason: completion.finishReason }, usage, last),
+    );
     if (includeUsage) chunks.push(chunk(completion, undefined, usageBody(completion)));
     return [...chunks.map(dataEvent), "data: [DONE]\n\n"];
   },

@@ -29,11 +29,52 @@ export interface FakeCompletion extends FakeReplyTiming {
   /** The model name reported back; defaults to the request's `model`. */
   model?: string;
   /**
+   * The reply's per-token log-probabilities, sent when the request asks for them (`logprobs:
+   * true`); by default fakeTokenLogprobs(content). `null`: the server ignores the request and
+   * sends `logprobs: null`, as servers without support do. With vLLM's
+   * `return_tokens_as_token_ids`, tokens go out as "token_id:N" (`tokenId`, else the fake id).
+   */
+  logprobs?: FakeTokenLogprob[] | null;
+  /**
+   * Sent verbatim as the choice's `logprobs` whatever the request asked (streamed on the first
+   * content chunk): for testing a client against a malformed block.
+   */
+  rawLogprobs?: unknown;
+  /**
    * Echo the credential the request carried (`Authorization: Bearer ...` or `x-api-key`), as a
    * careless or hostile server might: it replaces API_KEY_PLACEHOLDER in `content`, tool-call
    * arguments and `model`; with no placeholder anywhere, it is appended to `content`.
    */
   echoKey?: boolean;
+}
+
+/** One token of a fake reply's log-probabilities. */
+export interface FakeTokenLogprob {
+  token: string;
+  logprob: number;
+  /** Sent as "token_id:N" when the request asks for token ids; default fakeTokenId(token). */
+  tokenId?: number;
+}
+
+/** A fake vocabulary id for a token's text (FNV-1a, modulo 100,000): stable across runs. */
+export function fakeTokenId(token: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < token.length; i++) {
+    hash ^= token.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % 100_000;
+}
+
+/**
+ * The log-probabilities the fake server gives a reply's text by default: one token per word
+ * with its trailing whitespace (as it streams), token i at −(1 + i mod 5) / 10.
+ */
+export function fakeTokenLogprobs(content: string): FakeTokenLogprob[] {
+  return (content.match(/\S+\s*|\s+/g) ?? []).map((token, i) => ({
+    token,
+    logprob: -((i % 5) + 1) / 10,
+  }));
 }
 
 /** Where an `echoKey` reply puts the key it was sent. */

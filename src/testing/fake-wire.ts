@@ -19,6 +19,16 @@ export interface WireRequest {
   promptText: string;
   /** The text of the last message (user turn or tool result), for rules. */
   lastMessageText: string;
+  /** What the request asked of log-probabilities (OpenAI: `logprobs: true`); absent: none. */
+  logprobs?: { top?: number; tokenIds: boolean };
+}
+
+/** One token's log-probability as OpenAI's wire writes it. */
+export interface WireTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
 /** A completion with everything decided: ids, text, tool calls, usage. */
@@ -32,6 +42,10 @@ export interface ResolvedCompletion {
   /** OpenAI vocabulary ("stop", "length", "tool_calls", "content_filter"). */
   finishReason: string;
   usage: Usage;
+  /** The token log-probabilities to send (asked for and not declined by the reply). */
+  logprobs?: WireTokenLogprob[];
+  /** A reply's `rawLogprobs`, sent verbatim. */
+  rawLogprobs?: unknown;
 }
 
 export interface ProviderWire {

@@ -163,6 +163,7 @@ export class ScriptedModel implements Model {
       },
       finishReason: fields.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       model: fields.model ?? this.name,
+      ...(fields.logprobs ? { logprobs: fields.logprobs } : {}),
     };
   }
 }

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUILTIN_ENV_INFOS } from "../../src/env/infos.js";
+import { createPolicyModel, savePolicy } from "../../src/improve/rl/policy/index.js";
 import { RunStore } from "../../src/store/run-store.js";
 import { TrainingStore } from "../../src/store/training-log.js";
 import { startFakeModelServer } from "../../src/testing/index.js";
@@ -216,7 +217,7 @@ describe("--json outputs follow docs/cli-json.md", () => {
     const out = expectJson(await cli("demo", "--json"), "clade.demo/1");
     expect(out.db).toBeNull();
     expect((out.runs as { agent: string }[]).map((r) => r.agent)).toEqual(["reference", "random"]);
-  });
+  }, 120_000);
 
   it("evolve: a simulated comparison, and one stored search", async () => {
     const comparison = expectJson(
@@ -278,6 +279,24 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(out).toMatchObject({ run: "tr", status: "complete", config: { estimator: "grpo" } });
     expect((out.steps as { step: number }[]).map((s) => s.step)).toEqual([0, 1]);
     expect(out.checkpoints).toHaveLength(1);
+  });
+
+  it("rollouts of an embedded policy", async () => {
+    const info = BUILTIN_ENV_INFOS.find((i) => i.name === "maze");
+    const model = createPolicyModel({
+      ...{ env: "maze", envVersion: info?.version ?? "", seed: 7 },
+      ...{ features: { dim: 1024 }, hidden: 16, valueHidden: 4 },
+    });
+    const policy = join(dir, "maze.safetensors");
+    await savePolicy(policy, model);
+    const out = expectJson(
+      await cli(
+        ...["rollouts", "--env", "maze", "--policy", policy, "--tasks", "0-1", "--group", "2"],
+        ...["--horizon", "3", "--format", "chat", "--out", join(dir, "r.jsonl"), "--json"],
+      ),
+      "clade.rollouts/1",
+    );
+    expect(out).toMatchObject({ env: "maze" });
   });
 
   it("init-agent", async () => {

@@ -1,7 +1,8 @@
 /**
  * `clade demo`: real work, offline. Evaluates the reference solver and the random baseline on
  * every built-in environment's test tasks and prints one table; compares the search methods on a
- * simulated self-improvement process; checks the starting agent folder in the sandbox.
+ * simulated self-improvement process; trains the embedded policy briefly on small mazes and runs
+ * HGM over training branches of it (demo-rl.ts); checks the starting agent folder in the sandbox.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
+import { branchesText, demoBranches, demoTraining, trainingText } from "./demo-rl.js";
 import { renderSimulation, simulationJson } from "./evolve.js";
 
 /**
@@ -95,12 +97,17 @@ export async function demoCommand(
     T: DEMO_SEARCH.budget,
     W: 1,
   });
+  // RL: the embedded policy trained briefly (about 12 s), then HGM over branches of it (about 5 s).
+  if (!options.json) io.stderr("demo: training the embedded policy on small mazes…\n");
+  const training = await demoTraining();
+  if (!options.json) io.stderr("demo: HGM over training branches of it…\n");
+  const branches = await demoBranches(training.model, training.trainTasks, training.testTasks);
   const agentFolder = await checkStarterAgent();
   if (options.json) {
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, agentFolder })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, training: training.result, branches, agentFolder })}\n`,
     );
     return 0;
   }
@@ -143,6 +150,7 @@ export async function demoCommand(
     `\nSelf-improvement search, simulated (clade evolve --simulate ${DEMO_SEARCH.scenario} ` +
       `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,
   );
+  io.stdout(`\n${trainingText(training.result)}\n\n${branchesText(branches)}\n`);
   io.stdout(`\n${agentFolderText(agentFolder)}\n`);
   return 0;
 }

@@ -27,4 +27,5 @@ export {
   type Maze,
   neighbour,
 } from "./generate.js";
+export { SMALL_MAZE_CELLS, smallMazes } from "./small.js";
 export { formatPosition, INSTRUCTION, MAX_STEPS, MOVE_ACTIONS } from "./text.js";

@@ -12,7 +12,14 @@ import { toModelError } from "../http-errors.js";
 import { createNodeFetch } from "../http-transport.js";
 import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
-import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
+import {
+  type ChatMessage,
+  type Model,
+  ModelError,
+  type ModelRequest,
+  type ModelResponse,
+  type ToolCall,
+} from "../types.js";
 import { onceEach } from "./sdk-warnings.js";
 
 /** Anthropic requires max_tokens; used when the agent sets none. */
@@ -66,11 +73,22 @@ function toWireMessages(messages: readonly ChatMessage[]): MessageParam[] {
   return wire;
 }
 
+/**
+ * The Messages body. The API has no log-probabilities: a request for them (logprobs,
+ * topLogprobs, tokenIds) is a ModelError here, before anything is sent, never a reply without.
+ */
 export function anthropicRequestBody(
   spec: ModelSpec,
   request: ModelRequest,
 ): MessageCreateParamsNonStreaming {
   const params = request.params ?? {};
+  if (params.logprobs || params.topLogprobs !== undefined || params.tokenIds) {
+    throw new ModelError(
+      `anthropic:${spec.model} cannot return log-probabilities (the Messages API has none); ` +
+        "use an OpenAI-compatible server such as vLLM, or leave logprobs unset",
+      { retryable: false },
+    );
+  }
   const system = request.messages
     .filter((m) => m.role === "system")
     .map((m) => m.content)

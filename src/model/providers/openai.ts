@@ -12,10 +12,18 @@ import type {
 } from "openai/resources/chat/completions";
 import { toModelError } from "../http-errors.js";
 import { createNodeFetch } from "../http-transport.js";
+import { checkLogprobParams, parseLogprobs } from "../logprobs.js";
 import { DEFAULT_MAX_REPLY_BYTES, ReplyTooLargeError } from "../reply-limit.js";
 import { modelSecrets } from "../secrets.js";
 import type { ModelSpec } from "../spec.js";
-import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall } from "../types.js";
+import type {
+  ChatMessage,
+  Model,
+  ModelRequest,
+  ModelResponse,
+  TokenLogprob,
+  ToolCall,
+} from "../types.js";
 import { onceEach } from "./sdk-warnings.js";
 
 export interface OpenAIModelOptions {
@@ -26,6 +34,26 @@ export interface OpenAIModelOptions {
   stream?: boolean;
   /** Largest reply accepted, in bytes (reply-limit.ts); default DEFAULT_MAX_REPLY_BYTES. */
   maxReplyBytes?: number;
+}
+
+interface LogprobReading {
+  tokenIds: boolean;
+  topLogprobs: boolean;
+  where?: string;
+}
+
+/** A base URL fit for an error message: without credentials or a query. */
+function publicUrl(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    url.username = "";
+    url.password = "";
+    url.search = "";
+    url.hash = "";
+    return url.toString().replace(/\/+$/, "");
+  } catch {
+    return "the server";
+  }
 }
 
 function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
@@ -52,12 +80,20 @@ function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
   }
 }
 
-/** The request body, shared by the streaming and non-streaming paths. */
-export function openAIRequestBody(
-  spec: ModelSpec,
-  request: ModelRequest,
-): ChatCompletionCreateParamsNonStreaming {
+/** Chat Completions' body plus the fields only vLLM knows. */
+export type OpenAIRequestBody = ChatCompletionCreateParamsNonStreaming & {
+  /** vLLM: tokens in `logprobs` come back as "token_id:N" (GenerationParams.tokenIds). */
+  return_tokens_as_token_ids?: boolean;
+};
+
+/**
+ * The request body, shared by the streaming and non-streaming paths. Log-probabilities, when
+ * asked for, go as `logprobs: true` (+ `top_logprobs`, and vLLM's `return_tokens_as_token_ids`
+ * with `tokenIds`); inconsistent settings are a ModelError before anything is sent.
+ */
+export function openAIRequestBody(spec: ModelSpec, request: ModelRequest): OpenAIRequestBody {
   const params = request.params ?? {};
+  checkLogprobParams(params);
   const tools: ChatCompletionTool[] | undefined = request.tools?.map((tool) => ({
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
@@ -75,6 +111,13 @@ export function openAIRequestBody(
       ? spec.provider === "openai"
         ? { max_completion_tokens: params.maxTokens }
         : { max_tokens: params.maxTokens }
+      : {}),
+    ...(params.logprobs === true ? { logprobs: true } : {}),
+    ...(params.logprobs === true && params.topLogprobs !== undefined
+      ? { top_logprobs: params.topLogprobs }
+      : {}),
+    ...(params.logprobs === true && params.tokenIds === true
+      ? { return_tokens_as_token_ids: true }
       : {}),
   };
 }
@@ -97,10 +140,21 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   const id =
     spec.provider === "openai" ? `openai:${spec.model}` : `openai-compatible:${spec.model}`;
 
+  /** How to read the reply's logprobs; undefined when none were asked for (any sent are ignored). */
+  function logprobReading(request: ModelRequest): LogprobReading | undefined {
+    if (request.params?.logprobs !== true) return undefined;
+    return {
+      tokenIds: request.params.tokenIds === true,
+      topLogprobs: request.params.topLogprobs !== undefined,
+      ...(spec.baseUrl ? { where: publicUrl(spec.baseUrl) } : {}),
+    };
+  }
+
   async function complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
     const body = openAIRequestBody(spec, request);
+    const reading = logprobReading(request);
     try {
-      if (options.stream) return await completeStreaming(body, signal);
+      if (options.stream) return await completeStreaming(body, reading, signal);
       const completion = await onceEach(() =>
         client.chat.completions.create(body, signal ? { signal } : {}),
       );
@@ -111,6 +165,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
           ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
           : [],
       );
+      const logprobs = reading ? parseLogprobs(choice.logprobs, reading) : undefined;
       return {
         content: choice.message.content ?? "",
         toolCalls,
@@ -120,6 +175,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
         },
         finishReason: choice.finish_reason ?? "unknown",
         model: completion.model ?? spec.model,
+        ...(logprobs ? { logprobs } : {}),
       };
     } catch (error) {
       throw toModelError(error, {
@@ -130,7 +186,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   }
 
   async function completeStreaming(
-    body: ChatCompletionCreateParamsNonStreaming,
+    body: OpenAIRequestBody,
+    reading: LogprobReading | undefined,
     signal?: AbortSignal,
   ): Promise<ModelResponse> {
     const stream = await onceEach(() =>
@@ -144,6 +201,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     let model = spec.model;
     let usage = { inputTokens: 0, outputTokens: 0 };
     const calls = new Map<number, ToolCall>();
+    // Each chunk carries the log-probabilities of its own tokens; undefined until one does.
+    let logprobs: TokenLogprob[] | undefined;
     let sawDone = false;
     // The transport bounds each event; the reply as a whole is bounded here, as it grows.
     let replyBytes = 0;
@@ -166,6 +225,13 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       if (!choice) continue;
       grow(choice.delta.content);
       content += choice.delta.content ?? "";
+      if (reading) {
+        const pieces = parseLogprobs(choice.logprobs, reading);
+        if (pieces) {
+          logprobs ??= [];
+          for (const piece of pieces) logprobs.push(piece);
+        }
+      }
       for (const delta of choice.delta.tool_calls ?? []) {
         grow(delta.function?.name);
         grow(delta.function?.arguments);
@@ -188,6 +254,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       usage,
       finishReason,
       model,
+      ...(logprobs ? { logprobs } : {}),
     };
   }
 

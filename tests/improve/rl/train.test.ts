@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { generateMaze } from "../../../src/env/maze/generate.js";
+import { smallMazes } from "../../../src/env/maze/small.js";
 import { findEnv } from "../../../src/env/registry.js";
 import type { Env, EnvDefinition } from "../../../src/env/types.js";
 import { loadPolicy, type PolicyModel } from "../../../src/improve/rl/policy/index.js";
@@ -328,16 +328,6 @@ describe("tasks", () => {
     expect(tasksForStep(pool, 4, 8, 0)).not.toEqual(tasksForStep(pool, 4, 7, 0));
   });
 });
-
-/** Small mazes (at most 36 cells, 5×5 to 6×6) of a split. */
-function smallMazes(range: { start: number; end: number }): number[] {
-  const out: number[] = [];
-  for (let i = range.start; i < range.end; i++) {
-    const m = generateMaze(i);
-    if (m.rows * m.cols <= 36) out.push(i);
-  }
-  return out;
-}
 
 /** Uniform over the listed actions, with its own seeded stream per sample. */
 const randomPolicy: RolloutPolicy = {

@@ -183,7 +183,7 @@ class SampleRun {
       });
       this.history.push({
         action: decision.action,
-        message: decision.action,
+        message: decision.reply ?? decision.action,
         observation: result.observation,
         reward: result.reward,
       });
@@ -387,8 +387,11 @@ async function runLockstep(runs: readonly SampleRun[]): Promise<void> {
   await Promise.all(runs.map((run) => run.reset()));
   let live = runs.filter((run) => run.live);
   while (live.length > 0) {
-    const decisions: (PolicyDecision | undefined)[] = [];
-    for (const run of live) decisions.push(await run.decide());
+    // The round's decisions are asked for together (an LLM policy's calls overlap); each sample
+    // draws from its own stream, so the order they finish in changes nothing.
+    const decisions: (PolicyDecision | undefined)[] = await Promise.all(
+      live.map((run) => run.decide()),
+    );
     await Promise.all(
       live.map((run, i) => {
         const decision = decisions[i];

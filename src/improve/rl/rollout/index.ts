@@ -12,6 +12,11 @@ export {
   embeddedPolicy,
   temperForward,
 } from "./embedded.js";
+export {
+  createModelRolloutPolicy,
+  MissingLogprobsError,
+  type ModelRolloutPolicyOptions,
+} from "./model-policy.js";
 export type {
   ActionMode,
   AgentTurnRecord,

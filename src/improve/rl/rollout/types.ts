@@ -24,6 +24,11 @@ export type RolloutMode = "independent" | "lockstep";
 export interface PolicyDecision {
   /** The action passed to env.step(). */
   action: string;
+  /**
+   * The policy's whole reply when it is more than the action (an LLM's "Thought: … Action: …"):
+   * what an exported trajectory shows as the assistant's turn. The action itself otherwise.
+   */
+  reply?: string;
   /** Index of the action among the observation's listed actions (policies that choose from them). */
   actionIndex?: number;
   /** log π(action | state) under the behaviour policy (at its sampling temperature). */
@@ -97,7 +102,10 @@ export interface Trajectory {
   sample: Sample;
   /** env.step() calls made (successful ones). */
   envSteps: number;
-  /** Milliseconds spent awaiting the environment (reset, steps) and in the policy. */
+  /**
+   * Milliseconds spent awaiting the environment (create, reset, steps) and the policy; with other
+   * samples in flight these include their turns (see CollectTiming).
+   */
   envMs: number;
   policyMs: number;
 }
@@ -114,7 +122,13 @@ export interface TrajectoryGroup {
 export interface CollectTiming {
   /** Wall clock of the whole collection. */
   wallMs: number;
-  /** Summed over samples; with asynchronous environments these overlap and may exceed wallMs. */
+  /**
+   * Summed over samples. Each span runs from the call to when its sample resumes, so with more
+   * than one sample in flight (independent mode with concurrency > 1, lockstep's steps) it also
+   * holds other samples' turns, even with in-process environments: the sums overlap and may
+   * exceed wallMs. With one sample in flight (concurrency 1) they are disjoint, and envMs +
+   * policyMs ≤ wallMs: measure shares of time that way (bench/rl-throughput.ts does).
+   */
   envMs: number;
   policyMs: number;
 }

@@ -11,10 +11,13 @@ export {
 } from "./checkpoint.js";
 export { type EvaluateOptions, type EvaluationResult, evaluatePolicy } from "./evaluate.js";
 export {
+  type AdvantageSettings,
   type Algorithm,
   ESTIMATOR_OF,
   type NoveltyKey,
   noveltyKeyOf,
+  type RolloutAdvantages,
+  rolloutAdvantages,
   type StepMetrics,
   TRAIN_DEFAULTS,
   type TrainHyperparameters,

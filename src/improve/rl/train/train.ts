@@ -22,6 +22,7 @@ import { createRng } from "../../../env/rng.js";
 import type { EnvDefinition } from "../../../env/types.js";
 import {
   type AdvantageEstimator,
+  type AdvantageResult,
   computeAdvantages,
   DEFAULTS,
   type GroupId,
@@ -391,25 +392,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     const rolloutMs = performance.now() - started;
 
     // -- Advantages: errored samples are excluded from their group and reported --
-    const rewarded = (t: Trajectory): Sample =>
-      hp.noveltyBonus > 0
-        ? withNoveltyBonus(t, hp.noveltyBonus, hp.noveltyKey, hp.noveltyCap)
-        : t.sample;
-    const samples = rollout.trajectories.map(rewarded);
-    // ReMax: the greedy rollout's score, on the same reward as the samples'.
-    const baselines = new Map<GroupId, number>();
-    for (const group of rollout.groups) {
-      if (group.baseline && group.baseline.error === undefined) {
-        baselines.set(group.group, sampleScore(rewarded(group.baseline)));
-      }
-    }
-    const advantages = computeAdvantages(ESTIMATOR_OF[hp.algo], samples, {
-      gamma: hp.gamma,
-      lam: hp.lam,
-      // The KL, when any, is a loss term below, never folded into REINFORCE++'s rewards.
-      klCoef: 0,
-      ...(hp.algo === "remax" ? { baselines } : {}),
-    });
+    const { samples, advantages } = rolloutAdvantages(rollout, hp);
     const batch: TrainTurn[] = [];
     rollout.trajectories.forEach((trajectory, i) => {
       const estimate = advantages.estimates[i];
@@ -465,6 +448,53 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     ...(policyPath ? { policyPath } : {}),
     hyperparameters: hp,
   };
+}
+
+// ---- Advantages ------------------------------------------------------------------------------
+
+/** What a rollout's advantages depend on besides the rollout itself. */
+export type AdvantageSettings = Pick<
+  TrainHyperparameters,
+  "algo" | "gamma" | "lam" | "noveltyBonus" | "noveltyKey" | "noveltyCap"
+>;
+
+export interface RolloutAdvantages {
+  /** The samples the estimator saw, one per `rollout.trajectories` entry (novelty bonus added). */
+  samples: Sample[];
+  /** `estimates[i]` belongs to `rollout.trajectories[i]`; null for an excluded sample. */
+  advantages: AdvantageResult;
+}
+
+/**
+ * A collection's advantages as a training step computes them: the algorithm's estimator over
+ * every training sample (errored ones excluded and reported), the novelty bonus when asked for,
+ * and for ReMax each group's greedy rollout scored on the same reward as its samples. Exported
+ * so that `clade rollouts` writes the advantages training would have used, from the same code.
+ */
+export function rolloutAdvantages(
+  rollout: CollectResult,
+  settings: AdvantageSettings,
+): RolloutAdvantages {
+  const rewarded = (t: Trajectory): Sample =>
+    settings.noveltyBonus > 0
+      ? withNoveltyBonus(t, settings.noveltyBonus, settings.noveltyKey, settings.noveltyCap)
+      : t.sample;
+  const samples = rollout.trajectories.map(rewarded);
+  // ReMax: the greedy rollout's score, on the same reward as the samples'.
+  const baselines = new Map<GroupId, number>();
+  for (const group of rollout.groups) {
+    if (group.baseline && group.baseline.error === undefined) {
+      baselines.set(group.group, sampleScore(rewarded(group.baseline)));
+    }
+  }
+  const advantages = computeAdvantages(ESTIMATOR_OF[settings.algo], samples, {
+    gamma: settings.gamma,
+    lam: settings.lam,
+    // The KL, when any, is a loss term of the update, never folded into REINFORCE++'s rewards.
+    klCoef: 0,
+    ...(settings.algo === "remax" ? { baselines } : {}),
+  });
+  return { samples, advantages };
 }
 
 // ---- The update ------------------------------------------------------------------------------
