@@ -266,13 +266,20 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .command("train")
     .description("train the embedded policy by multi-turn RL (resumable; clade curves RUN)")
     .requiredOption("--env <name>", "the environment (its train split is trained on)")
-    .option("--algo <name>", "grpo (default), ppo, rloo, reinforce++ or remax")
-    .option("--schedule <spec>", "horizons: fixed:H, scaling:10,20,30@100, custom:5x40,10x60,20")
+    .option("--algo <name>", "ppo (default), grpo, rloo, reinforce++ or remax")
+    .option(
+      "--schedule <spec>",
+      "horizons: fixed:H, scaling:10,20,30@100, custom:5x40,10x60,20 (default: scaling:16,32,64@15)",
+    )
     .option("--steps <n>", "training steps (default: 100)")
     .option("--group <n>", "samples per task (default: 8)")
     .option("--batch <n>", "tasks per step (default: 16)")
-    .option("--epochs <n>", "passes over each step's batch (default: 4)")
+    .option("--epochs <n>", "passes over each step's batch (default: 2)")
     .option("--lr <x>", "Adam's step size (default: 0.003)")
+    .option(
+      "--novelty-bonus <x>",
+      "intrinsic reward per newly seen state in a failed episode, 0 to turn off (default: 0.02)",
+    )
     .option("--seed <n>", "fixes the weights, the batches and every sampled action (default: 0)")
     .option("--checkpoint-every <k>", "steps between checkpoints (default: 10)")
     .option(
@@ -322,7 +329,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
   program
     .command("evolve")
     .description(
-      "self-improvement search (HGM, DGM, greedy, random) over an agent folder or a simulation",
+      "self-improvement search (HGM, DGM, greedy, random) over an agent folder, training branches of a policy, or a simulation",
     )
     .option(
       "--simulate <scenario>",
@@ -343,8 +350,19 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       "--agent <dir>",
       "search over this agent folder's self-modifications (clade init-agent)",
     )
-    .option("--env <name>", "with --agent: the environment the agents are evaluated on")
-    .option("--tasks <spec>", "with --agent: the tasks evaluations draw from (default: test)")
+    .option(
+      "--policy <file>",
+      "search over training branches of this policy (safetensors, as clade train writes it)",
+    )
+    .option(
+      "--dir <dir>",
+      "with --policy: where the branches' weights go (default: .clade/evolve/<run-id>, beside the store)",
+    )
+    .option("--env <name>", "with --agent or --policy: the environment agents are evaluated on")
+    .option(
+      "--tasks <spec>",
+      "with --agent or --policy: the tasks evaluations draw from (default: test)",
+    )
     .option("--model <spec>", "with --agent: the model the agents use")
     .option("--modify-model <spec>", "with --agent: the model that diagnoses and writes patches")
     .option("--max-turns <n>", "with --agent: turn limit per episode (default: the env's)")
@@ -375,7 +393,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .description("a stored search's final choice: its counts, score and path from the root")
     .argument("<run>", "search id (evolve --run-id)")
     .addOption(dbOption())
-    .option("--out <dir>", "write the chosen agent's folder (searches over real agents only)")
+    .option(
+      "--out <path>",
+      "write the chosen agent's folder (agent searches) or policy file (training branches)",
+    )
     .option("--json", "machine-readable output")
     .action(async (run, opts) => {
       const { bestCommand } = await import("./commands/search-tree.js");

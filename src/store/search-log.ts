@@ -3,7 +3,14 @@
  * its append-only event log (docs/search.md). The tree is a fold of the log, so the log is all
  * that is kept: an event is committed before the work it announces starts, and never changed.
  */
-import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
+import {
+  beginConfiguredRow,
+  type ConfiguredRow,
+  openStore,
+  readConfiguredRow,
+  setConfiguredStatus,
+} from "./configured-rows.js";
+import { type SqliteDatabase, StoreError } from "./database.js";
 import type { CostFields } from "./run-store.js";
 
 export type JsonValue =
@@ -90,29 +97,12 @@ export interface SearchLog {
 
 export type SearchStatus = "running" | "stopped" | "complete";
 
-export interface SearchRow {
-  id: string;
-  /** The configuration the search was started with (JSON object). */
-  config: Record<string, JsonValue>;
-  status: SearchStatus;
-  /** Why it stopped before its budget was spent: "budget-usd", "signal", "exhausted", ... */
-  stopReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A search's row: its configuration, status and times. */
+export type SearchRow = ConfiguredRow<SearchStatus>;
 
 /** A search id is reused with a configuration that differs from the stored one. */
 export class SearchConflictError extends StoreError {
   override name = "SearchConflictError";
-}
-
-interface SearchRowRaw {
-  id: string;
-  config: string;
-  status: SearchStatus;
-  stop_reason: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 interface EventRowRaw {
@@ -151,13 +141,7 @@ export class SearchStore {
   }
 
   static open(path: string, options: { readonly?: boolean } = {}): SearchStore {
-    const db = openDatabase(path, options);
-    try {
-      return new SearchStore(db);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openStore(path, options, (db) => new SearchStore(db));
   }
 
   close(): void {
@@ -165,18 +149,7 @@ export class SearchStore {
   }
 
   getSearch(id: string): SearchRow | undefined {
-    const row = this.db.prepare("SELECT * FROM searches WHERE id = ?").get(id) as
-      | SearchRowRaw
-      | undefined;
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      config: JSON.parse(row.config) as Record<string, JsonValue>,
-      status: row.status,
-      stopReason: row.stop_reason,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return readConfiguredRow<SearchStatus>(this.db, "searches", id);
   }
 
   listSearches(): SearchRow[] {
@@ -189,33 +162,21 @@ export class SearchStore {
    * and marks it running again. Returns whether it existed (a resume) and its log.
    */
   beginSearch(id: string, config: Record<string, JsonValue>): { resumed: boolean; log: SearchLog } {
-    const now = new Date().toISOString();
-    const existing = this.getSearch(id);
-    if (existing) {
-      const differ = Object.keys({ ...existing.config, ...config }).filter(
-        (key) => JSON.stringify(existing.config[key]) !== JSON.stringify(config[key]),
-      );
-      if (differ.length > 0) {
-        throw new SearchConflictError(
+    const resumed = beginConfiguredRow(
+      this.db,
+      "searches",
+      id,
+      config,
+      (differ) =>
+        new SearchConflictError(
           `search "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
-        );
-      }
-      this.setStatus(id, "running");
-    } else {
-      this.db
-        .prepare(
-          `INSERT INTO searches (id, config, status, created_at, updated_at)
-           VALUES (?, ?, 'running', ?, ?)`,
-        )
-        .run(id, JSON.stringify(config), now, now);
-    }
-    return { resumed: existing !== undefined, log: this.log(id) };
+        ),
+    );
+    return { resumed, log: this.log(id) };
   }
 
   setStatus(id: string, status: SearchStatus, stopReason: string | null = null): void {
-    this.db
-      .prepare("UPDATE searches SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?")
-      .run(status, stopReason, new Date().toISOString(), id);
+    setConfiguredStatus(this.db, "searches", id, status, stopReason);
   }
 
   /** The search's log: reads what is stored, appends with one commit per event. */

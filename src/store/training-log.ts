@@ -11,7 +11,14 @@
  * to an earlier checkpoint) replaces the row, so the curves describe the weights that went on.
  * `rewind` removes the rows and checkpoint records after a step, for a resume from there.
  */
-import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
+import {
+  beginConfiguredRow,
+  type ConfiguredRow,
+  openStore,
+  readConfiguredRow,
+  setConfiguredStatus,
+} from "./configured-rows.js";
+import { type SqliteDatabase, StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
 
 export type TrainingStatus = "running" | "stopped" | "complete";
@@ -88,16 +95,8 @@ const COLUMNS: Record<(typeof STEP_METRICS)[number], string> = {
   errors: "errors",
 };
 
-export interface TrainingRunRow {
-  id: string;
-  /** The configuration the run was started with (JSON object). */
-  config: Record<string, JsonValue>;
-  status: TrainingStatus;
-  /** Why a stopped run stopped before its last step: "signal", "budget", ... */
-  stopReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A training run's row: its configuration, status and times. */
+export type TrainingRunRow = ConfiguredRow<TrainingStatus>;
 
 export interface TrainingCheckpoint {
   step: number;
@@ -110,15 +109,6 @@ export interface TrainingCheckpoint {
 /** A training run id is reused with a configuration that differs from the stored one. */
 export class TrainingConflictError extends StoreError {
   override name = "TrainingConflictError";
-}
-
-interface RunRowRaw {
-  id: string;
-  config: string;
-  status: TrainingStatus;
-  stop_reason: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /** A training_steps row: run_id, step, the metric columns, extra, at. */
@@ -158,13 +148,7 @@ export class TrainingStore {
   }
 
   static open(path: string, options: { readonly?: boolean } = {}): TrainingStore {
-    const db = openDatabase(path, options);
-    try {
-      return new TrainingStore(db);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openStore(path, options, (db) => new TrainingStore(db));
   }
 
   close(): void {
@@ -172,18 +156,7 @@ export class TrainingStore {
   }
 
   getRun(id: string): TrainingRunRow | undefined {
-    const row = this.db.prepare("SELECT * FROM training_runs WHERE id = ?").get(id) as
-      | RunRowRaw
-      | undefined;
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      config: JSON.parse(row.config) as Record<string, JsonValue>,
-      status: row.status,
-      stopReason: row.stop_reason,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return readConfiguredRow<TrainingStatus>(this.db, "training_runs", id);
   }
 
   /** Every training run, oldest first. */
@@ -201,34 +174,23 @@ export class TrainingStore {
    * when none).
    */
   beginRun(id: string, config: Record<string, JsonValue>): { resumed: boolean; lastStep: number } {
-    const existing = this.getRun(id);
-    if (existing) {
-      const differ = Object.keys({ ...existing.config, ...config }).filter(
-        (key) => JSON.stringify(existing.config[key]) !== JSON.stringify(config[key]),
-      );
-      if (differ.length > 0) {
-        throw new TrainingConflictError(
+    const resumed = beginConfiguredRow(
+      this.db,
+      "training_runs",
+      id,
+      config,
+      (differ) =>
+        new TrainingConflictError(
           `training run "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
-        );
-      }
-      this.setStatus(id, "running");
-    } else {
-      const now = new Date().toISOString();
-      this.db
-        .prepare(
-          `INSERT INTO training_runs (id, config, status, created_at, updated_at)
-           VALUES (?, ?, 'running', ?, ?)`,
-        )
-        .run(id, JSON.stringify(config), now, now);
-    }
-    return { resumed: existing !== undefined, lastStep: this.lastStep(id) };
+        ),
+    );
+    return { resumed, lastStep: this.lastStep(id) };
   }
 
   setStatus(id: string, status: TrainingStatus, stopReason: string | null = null): void {
-    const changed = this.db
-      .prepare("UPDATE training_runs SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?")
-      .run(status, stopReason, new Date().toISOString(), id).changes;
-    if (changed === 0) throw new StoreError(`no training run "${id}"`);
+    if (!setConfiguredStatus(this.db, "training_runs", id, status, stopReason)) {
+      throw new StoreError(`no training run "${id}"`);
+    }
   }
 
   /**

@@ -332,6 +332,29 @@ describe("--json outputs follow docs/cli-json.md", () => {
     }
   });
 
+  it("evolve --policy: a search over training branches (budget 1: one branch trained)", async () => {
+    const info = BUILTIN_ENV_INFOS.find((i) => i.name === "maze");
+    const model = createPolicyModel({
+      ...{ env: "maze", envVersion: info?.version ?? "", seed: 0 },
+      ...{ features: { dim: 1024 }, hidden: 16, valueHidden: 4 },
+    });
+    const policy = join(dir, "start.safetensors");
+    await savePolicy(policy, model);
+    const out = expectJson(
+      await cli(
+        ...["evolve", "--policy", policy, "--env", "maze", "--tasks", "0-1", "--budget", "1"],
+        ...["--run-id", "ep", "--db", db, "--json"],
+      ),
+      "clade.evolve-policy/1",
+    );
+    expect(out).toMatchObject({ runId: "ep", env: "maze", t: 1, nodes: 1, resumed: false });
+    // tree and best of it: the recipes and the policy files are documented fields too.
+    const tree = expectJson(await cli("tree", "ep", "--db", db, "--json"), "clade.tree/1");
+    expect((tree.nodes as { recipe: unknown }[])[0]?.recipe).toBeNull();
+    const best = expectJson(await cli("best", "ep", "--db", db, "--json"), "clade.best/1");
+    expect(best.best).toHaveProperty("file");
+  });
+
   it("eval and eval sets", async () => {
     const single = await cli(
       ...["eval", "--env", "maze", "--tasks", "0-1", "--run-id", "e1", "--db", db, "--json"],

@@ -24,6 +24,7 @@ describe("clade train", () => {
     [["--env", "gridworld", "--schedule", "scaling:10,20"], /--schedule: invalid horizon schedule/],
     [["--env", "nope"], /unknown environment "nope"/],
     [["--env", "gridworld", "--steps", "0"], /--steps must be at least 1/],
+    [["--env", "gridworld", "--novelty-bonus", "-1"], /--novelty-bonus must be/],
   ])("%j: one line, exit 2, nothing written", async (args, message) => {
     const db = join(dir, "bad.db");
     const result = await runCli("train", ...args, "--run-id", "bad", "--db", db);
@@ -64,6 +65,8 @@ describe("clade train", () => {
     expect(other.stderr).toMatch(
       /training run "t1" already exists with a different configuration \(lr\)/,
     );
+    const noBonus = await runCli("train", ...args, "--steps", "3", "--novelty-bonus", "0");
+    expect(noBonus.stderr).toMatch(/different configuration \(noveltyBonus\)/);
 
     // The policy file plays: greedy, on test tasks, no errors.
     const played = await runCli(

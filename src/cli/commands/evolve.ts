@@ -8,6 +8,8 @@
  *
  * - `clade evolve --agent DIR --env ENV --modify-model SPEC --run-id ID ...`: a search over a real
  *   agent folder, every agent in the sandbox (evolve-agent.ts).
+ * - `clade evolve --policy FILE --env ENV --run-id ID ...`: a search over training branches of an
+ *   embedded policy (evolve-policy.ts).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -68,6 +70,9 @@ const evolveOptionsSchema = z.object({
   timeout: integerOption(1, 86_400).optional(),
   sandbox: z.enum(SANDBOX_MODES, { error: 'must be "bwrap" (the sandbox) or "none"' }).optional(),
   config: z.string().min(1, "must not be empty").optional(),
+  // A search over training branches of a policy (evolve-policy.ts).
+  policy: z.string().min(1, "must not be empty").optional(),
+  dir: z.string().min(1, "must not be empty").optional(),
 });
 
 /** Options that belong to one kind of search only. */
@@ -89,15 +94,23 @@ type EvolveOptions = z.output<typeof evolveOptionsSchema>;
 
 export async function evolveCommand(raw: RawEvolveOptions, io: CliIo): Promise<number> {
   const options = parseOptions(evolveOptionsSchema, raw);
+  if (options.policy !== undefined) return evolvePolicy(options, io);
+  if (options.dir !== undefined) {
+    throw new UsageError("--dir is for a search over training branches: give --policy FILE");
+  }
   if (options.agent !== undefined) return evolveAgent(options, io);
   for (const [key, flag] of Object.entries(AGENT_ONLY)) {
     if (options[key as keyof typeof AGENT_ONLY] !== undefined) {
-      throw new UsageError(`${flag} is for a search over an agent folder: give --agent DIR`);
+      const policyToo = key === "env" || key === "tasks" ? " (or --policy FILE)" : "";
+      throw new UsageError(
+        `${flag} is for a search over an agent folder: give --agent DIR${policyToo}`,
+      );
     }
   }
   if (options.simulate === undefined) {
     throw new UsageError(
-      "give --agent DIR (a real agent folder; see clade init-agent) or --simulate SCENARIO " +
+      "give --agent DIR (a real agent folder; see clade init-agent), --policy FILE (training " +
+        "branches of a policy; see clade train) or --simulate SCENARIO " +
         `(${BUILTIN_SCENARIO_NAMES.join(", ")}, or a JSON file)`,
     );
   }
@@ -213,6 +226,66 @@ async function evolveAgent(options: EvolveOptions, io: CliIo): Promise<number> {
   } finally {
     if (options.sandbox !== undefined) setDefaultSandboxMode(undefined);
   }
+}
+
+/** `--policy FILE`: a search over training branches, stored and resumable (evolve-policy.ts). */
+async function evolvePolicy(options: EvolveOptions, io: CliIo): Promise<number> {
+  if (options.agent !== undefined || options.simulate !== undefined) {
+    throw new UsageError(
+      `--policy and ${options.agent !== undefined ? "--agent" : "--simulate"} are two kinds of search: give one`,
+    );
+  }
+  const notHere = {
+    ...SIMULATION_ONLY,
+    model: "--model",
+    modifyModel: "--modify-model",
+    maxTurns: "--max-turns",
+    timeout: "--timeout",
+    sandbox: "--sandbox",
+    config: "--config",
+    budgetUsd: "--budget-usd",
+  } as const;
+  for (const [key, flag] of Object.entries(notHere)) {
+    if (options[key as keyof typeof notHere] !== undefined) {
+      throw new UsageError(
+        `${flag} is not for a search over training branches (--policy: no model, no sandbox, no cost)`,
+      );
+    }
+  }
+  const missing = [
+    ["env", "--env ENV"],
+    ["runId", "--run-id ID (the same command resumes the search)"],
+  ].filter(([key]) => options[key as keyof EvolveOptions] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`--policy needs ${missing.map(([, flag]) => flag).join(", ")}`);
+  }
+  const methods = parseMethods(options.method, false);
+  if (methods.length !== 1) {
+    throw new UsageError("a search over training branches takes one --method");
+  }
+  const { policySearch } = await import("./evolve-policy.js");
+  return withInterruption(
+    (signal) =>
+      policySearch(
+        {
+          policy: options.policy as string,
+          env: options.env as string,
+          tasks: options.tasks ?? "test",
+          method: methods[0] as Method,
+          seed: options.seed ?? 0,
+          T: options.budget ?? DEFAULT_BUDGET,
+          W: options.workers ?? 1,
+          runId: options.runId as string,
+          db: options.db,
+          ...(options.dir !== undefined ? { dir: options.dir } : {}),
+          json: options.json ?? false,
+          progress: !options.json && !options.quiet,
+        },
+        signal,
+        io,
+      ),
+    io,
+  );
 }
 
 /** A built-in scenario's name, or a JSON file of one (a value with '/' or ending in .json). */

@@ -5,11 +5,13 @@
  * largest ε-quantile of Beta(1 + s, 1 + f) on own counts, as the engine chooses it).
  *
  * `best --out DIR` writes the chosen agent's folder: the root's files from the search's
- * configuration, then each node's diff down to the chosen one. A simulated search has no sources,
+ * configuration, then each node's diff down to the chosen one. For a search over training
+ * branches (`evolve --policy`), each node is a policy file in the search's folder and its recipe
+ * is shown; `best --out FILE` copies the chosen one's weights. A simulated search has no sources,
  * so it is refused.
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { writeAgentFolder } from "../../agent/folder/files.js";
 import type { EnvInfo } from "../../env/types.js";
 import { parseTaskRange } from "../../eval/task-range.js";
@@ -55,6 +57,39 @@ export interface BestOptions extends SearchReadOptions {
   out?: string;
 }
 
+/** The starting policy's file in a search over training branches (branches.ts's trainingRoot). */
+export const TRAINING_ROOT_FILE = "root.safetensors";
+
+/** A training branch's recipe, as its node's record holds it (null for the root). */
+export interface BranchRecipe {
+  algo: string;
+  lr: number;
+  schedule: string;
+  steps: number;
+  seed: number;
+}
+
+const isRecord = (value: unknown): value is Record<string, JsonValue> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The recipe in a training branch's record; null for the root or any other kind of node. */
+export function recipeOf(data: JsonValue): BranchRecipe | null {
+  const recipe = isRecord(data) ? data.recipe : undefined;
+  return isRecord(recipe) ? (recipe as unknown as BranchRecipe) : null;
+}
+
+/** The absolute path of a training branch's policy file; null when its record names none. */
+export function branchFileOf(data: JsonValue, dir: string): string | null {
+  const file = isRecord(data) ? data.file : undefined;
+  return typeof file === "string" ? join(dir, file) : null;
+}
+
+/** "ppo lr 0.003, fixed:8 x 2 steps"; the root: "the starting policy". */
+export function recipeText(recipe: BranchRecipe | null): string {
+  if (recipe === null) return "the starting policy";
+  return `${recipe.algo} lr ${recipe.lr}, ${recipe.schedule} x ${recipe.steps} steps`;
+}
+
 /** A stored search folded back into its tree, with what the reports need. */
 interface LoadedSearch {
   row: SearchRow;
@@ -92,6 +127,9 @@ function loadSearch(runId: string, db: string): LoadedSearch {
       rootData = { ...createSimulatedWork(scenario, seed).root };
     } else if (config.kind === "agent") {
       tasks = parseTaskRange(String(config.tasks), ANY_TASK);
+    } else if (config.kind === "policy") {
+      tasks = parseTaskRange(String(config.tasks), ANY_TASK);
+      rootData = { file: TRAINING_ROOT_FILE, recipe: null };
     } else {
       throw new UsageError(`search "${runId}" is of an unknown kind "${String(config.kind)}"`);
     }
@@ -130,6 +168,8 @@ export interface TreeNodeJson {
   unpriced?: true;
   createdAtT: number;
   quality: number | null;
+  /** A search over training branches: the recipe its parent was trained with (null: the root). */
+  recipe?: BranchRecipe | null;
   chosen: boolean;
 }
 
@@ -183,6 +223,7 @@ function treeNodes(search: LoadedSearch): TreeNodeJson[] {
       }),
       createdAtT: node.createdAtT,
       quality: trueQuality(search, node.id),
+      ...(isTraining(search) ? { recipe: recipeOf(node.data) } : {}),
       chosen: node.id === search.chosen,
     };
   });
@@ -201,8 +242,19 @@ function preorder(tree: SearchTree): NodeId[] {
   return order;
 }
 
-/** " of AGENT on ENV" for a search over real agents. */
+/** A search over training branches of a policy (`evolve --policy`). */
+const isTraining = (search: LoadedSearch) => search.row.config.kind === "policy";
+
+/** The folder of a search over training branches: its nodes' policy files. */
+const trainingDir = (search: LoadedSearch) => String(search.row.config.dir);
+
+/** " of AGENT on ENV" for a search over real agents (or training branches of a policy). */
 function agentLabel(row: SearchRow): string {
+  if (row.config.kind === "policy") {
+    const policy = row.config.policy as { path?: string } | null;
+    const name = policy?.path ? basename(policy.path) : "a policy";
+    return ` over training branches of ${name} on ${String(row.config.env)}`;
+  }
   const agent = row.config.agent as { name?: string } | null;
   const sandbox = row.config.sandbox === "none" ? " (sandbox none)" : "";
   return ` of ${agent?.name ?? "an agent"} on ${String(row.config.env)}${sandbox}`;
@@ -215,7 +267,9 @@ function headline(search: LoadedSearch): string {
   return (
     `search ${row.id}: ${method}${scenario ? ` on ${scenario.name} (simulated)` : agentLabel(row)}, ` +
     `seed ${String(row.config.seed)}; ${status}; ${tree.t}/${String(budget)} evaluations, ` +
-    `${tree.size - 1} agents made, ${formatCost(workCost(tree.usage))}`
+    `${tree.size - 1} ${isTraining(search) ? "branches trained" : "agents made"}` +
+    // Training branches use no model: there is no cost to show.
+    (isTraining(search) ? "" : `, ${formatCost(workCost(tree.usage))}`)
   );
 }
 
@@ -243,7 +297,8 @@ export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo
   const lines = [
     headline(search),
     "own and clade counts are passes/fails; CMP = clade passes / clade evaluations" +
-      (search.scenario ? "; true = hidden pass probability" : ""),
+      (search.scenario ? "; true = hidden pass probability" : "") +
+      (isTraining(search) ? "; each node is its parent trained further with its recipe" : ""),
   ];
   for (const id of preorder(search.tree)) {
     const n = nodes[id] as TreeNodeJson;
@@ -253,8 +308,9 @@ export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo
       `clade ${n.cladeS}/${n.cladeF}`,
       `CMP ${n.cmp === null ? "n/a" : n.cmp.toFixed(3)}`,
       n.status === "pending" ? `pending (${n.pending} in flight)` : n.status,
-      formatCost(n),
     ];
+    if (n.recipe !== undefined) parts.push(recipeText(n.recipe));
+    else parts.push(formatCost(n));
     if (n.quality !== null) parts.push(`true ${n.quality.toFixed(3)}`);
     if (n.errors > 0) parts.push(`${n.errors} errored`);
     if (n.failedImprovements > 0) {
@@ -283,7 +339,9 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
     if (chosen === null) {
       throw new UsageError(`search "${runId}" has no final choice yet: nothing to write`);
     }
-    written = writeChosenAgent(search, chosen, options.out);
+    written = isTraining(search)
+      ? writeChosenPolicy(search, chosen, options.out)
+      : writeChosenAgent(search, chosen, options.out);
   }
   let best: Record<string, unknown> | null = null;
   if (chosen !== null) {
@@ -299,6 +357,9 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
       depth: node.depth,
       path,
       quality: trueQuality(search, chosen),
+      ...(isTraining(search)
+        ? { recipe: recipeOf(node.data), file: branchFileOf(node.data, trainingDir(search)) }
+        : {}),
     };
   }
   if (options.json) {
@@ -329,7 +390,20 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
   if (best.quality !== null) {
     lines.push(`  true quality ${(best.quality as number).toFixed(3)} (simulated)`);
   }
-  if (written !== null) lines.push(`  written to ${written} (clade eval --agent ${written} ...)`);
+  if (isTraining(search)) {
+    lines.push(
+      `  recipe: ${recipeText(best.recipe as BranchRecipe | null)} (from its parent's weights)`,
+      `  weights: ${String(best.file)}`,
+    );
+  }
+  if (written !== null && isTraining(search)) {
+    lines.push(
+      `  written to ${written} (clade eval --agent policy:${written} ` +
+        `--env ${String(search.row.config.env)} ...)`,
+    );
+  } else if (written !== null) {
+    lines.push(`  written to ${written} (clade eval --agent ${written} ...)`);
+  }
   io.stdout(`${lines.join("\n")}\n`);
   return 0;
 }
@@ -342,6 +416,30 @@ function writeChosenAgent(search: LoadedSearch, chosen: NodeId, out: string): st
   try {
     writeAgentFolder(target, lineage.files(chosen));
   } catch (error) {
+    throw new UsageError(`--out ${out}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  return target;
+}
+
+/**
+ * Copies the chosen training branch's policy file to `out`, atomically (a temporary file beside
+ * it, renamed over it), so that `out` is either the whole file or untouched.
+ */
+function writeChosenPolicy(search: LoadedSearch, chosen: NodeId, out: string): string {
+  const source = branchFileOf(search.tree.node(chosen).data, trainingDir(search));
+  if (source === null || !existsSync(source)) {
+    throw new UsageError(
+      `--out ${out}: the weights of node ${chosen} (${source ?? "no file named"}) are missing`,
+    );
+  }
+  const target = resolve(out);
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(source, temporary);
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
     throw new UsageError(`--out ${out}: ${(error as Error).message.split("\n")[0]}`);
   }
   return target;

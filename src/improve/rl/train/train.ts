@@ -249,6 +249,10 @@ export interface StepMetrics {
   trainedTurns: number;
   /** Wall-clock seconds of the step and its parts (not reproducible, unlike everything else). */
   seconds: number;
+  /**
+   * envMs and policyMs are the collector's sums over samples, which overlap while samples are
+   * in flight together (see CollectTiming): not shares of the step's wall clock.
+   */
   timing: { rolloutMs: number; envMs: number; policyMs: number; updateMs: number; evalMs: number };
   /** Greedy evaluation on the evaluation tasks, on the steps asked for. */
   eval?: EvaluationResult;

@@ -1,0 +1,107 @@
+/**
+ * The rows that searches and training runs share the shape of (tables `searches` and
+ * `training_runs`: id, config JSON, status, stop_reason, created_at, updated_at): reading one,
+ * creating or resuming one under a configuration that must not change, and setting its status.
+ */
+import { openDatabase, type SqliteDatabase, type StoreError } from "./database.js";
+import type { JsonValue } from "./search-log.js";
+
+/** The tables of this shape (a fixed list: the name goes into the SQL). */
+export type ConfiguredTable = "searches" | "training_runs";
+
+export interface ConfiguredRow<Status extends string> {
+  id: string;
+  /** The configuration it was started with (JSON object). */
+  config: Record<string, JsonValue>;
+  status: Status;
+  /** Why it stopped early ("signal", "budget", ...); null otherwise. */
+  stopReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface ConfiguredRowRaw {
+  id: string;
+  config: string;
+  status: string;
+  stop_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Opens the file and builds a store on it, closing the file again when that throws. */
+export function openStore<T>(
+  path: string,
+  options: { readonly?: boolean },
+  make: (db: SqliteDatabase) => T,
+): T {
+  const db = openDatabase(path, options);
+  try {
+    return make(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export function readConfiguredRow<Status extends string>(
+  db: SqliteDatabase,
+  table: ConfiguredTable,
+  id: string,
+): ConfiguredRow<Status> | undefined {
+  const row = db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id) as
+    | ConfiguredRowRaw
+    | undefined;
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    config: JSON.parse(row.config) as Record<string, JsonValue>,
+    status: row.status as Status,
+    stopReason: row.stop_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * Creates the row with status "running", or, when it exists, checks that its configuration is
+ * the same (else throws `conflict(keys that differ)`) and marks it running again. Returns
+ * whether it existed (a resume).
+ */
+export function beginConfiguredRow(
+  db: SqliteDatabase,
+  table: ConfiguredTable,
+  id: string,
+  config: Record<string, JsonValue>,
+  conflict: (differ: string[]) => StoreError,
+): boolean {
+  const existing = readConfiguredRow(db, table, id);
+  if (existing) {
+    const differ = Object.keys({ ...existing.config, ...config }).filter(
+      (key) => JSON.stringify(existing.config[key]) !== JSON.stringify(config[key]),
+    );
+    if (differ.length > 0) throw conflict(differ);
+    setConfiguredStatus(db, table, id, "running");
+    return true;
+  }
+  const now = new Date().toISOString();
+  db.prepare(
+    `INSERT INTO ${table} (id, config, status, created_at, updated_at)
+     VALUES (?, ?, 'running', ?, ?)`,
+  ).run(id, JSON.stringify(config), now, now);
+  return false;
+}
+
+/** Sets the status (and why it stopped); returns whether a row had that id. */
+export function setConfiguredStatus(
+  db: SqliteDatabase,
+  table: ConfiguredTable,
+  id: string,
+  status: string,
+  stopReason: string | null = null,
+): boolean {
+  const changed = db
+    .prepare(`UPDATE ${table} SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?`)
+    .run(status, stopReason, new Date().toISOString(), id).changes;
+  return changed > 0;
+}
