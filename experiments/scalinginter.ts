@@ -129,8 +129,8 @@ function meanInterval(xs: readonly number[]): { mean: number; half: number } {
 
 function report(results: readonly RunResult[]): string {
   const lines = [
-    "| env | schedule | seeds | test success, mean ± 95 % t-interval | per seed | collapsed | CPU min per run |",
-    "|---|---|---|---|---|---|---|",
+    "| env | schedule | seeds | test success, mean ± 95 % t-interval | per seed | train success, first → last third | collapsed | CPU min per run |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const env of Object.keys(STEPS) as EnvName[]) {
     for (const schedule of ["short", "long", "scalinginter"] as ScheduleName[]) {
@@ -140,9 +140,17 @@ function report(results: readonly RunResult[]): string {
       if (runs.length === 0) continue;
       const { mean, half } = meanInterval(runs.map((r) => r.testSuccess));
       const cpu = runs.reduce((a, r) => a + r.cpuSeconds, 0) / runs.length / 60;
+      const third = (r: RunResult, which: 0 | 2) => {
+        const n = Math.floor(r.trainSuccess.length / 3);
+        const part = which === 0 ? r.trainSuccess.slice(0, n) : r.trainSuccess.slice(-n);
+        return part.reduce((a, b) => a + b, 0) / part.length;
+      };
+      const early = runs.reduce((a, r) => a + third(r, 0), 0) / runs.length;
+      const late = runs.reduce((a, r) => a + third(r, 2), 0) / runs.length;
       lines.push(
         `| ${env} | ${scheduleOf(schedule, STEPS[env])} | ${runs.length} | ` +
           `${mean.toFixed(3)} ± ${half.toFixed(3)} | ${runs.map((r) => r.testSuccess.toFixed(2)).join(", ")} | ` +
+          `${early.toFixed(2)} → ${late.toFixed(2)} | ` +
           `${runs.filter((r) => r.collapsed).length} / ${runs.length} | ${cpu.toFixed(1)} |`,
       );
     }

@@ -9,7 +9,6 @@ import { dirname, resolve } from "node:path";
 import { readAgentFolder } from "../../agent/folder/files.js";
 import { findEnv } from "../../env/registry.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
-import type { Method } from "../../improve/search/policies/index.js";
 import { lowerQuantile, quantileChoice } from "../../improve/search/policy.js";
 import type { SearchTree } from "../../improve/search/tree.js";
 import { nodeRunId } from "../../improve/selfmod/evaluator.js";
@@ -23,30 +22,22 @@ import { RunStore } from "../../store/run-store.js";
 import { type SearchEvent, workCost } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { formatCost } from "../report.js";
-import { searchExitCode, searchProgressJson } from "./evolve.js";
+import {
+  PROGRESS_INTERVAL_MS,
+  type SearchRequestBase,
+  searchExitCode,
+  searchProgressJson,
+} from "./evolve.js";
 
-export interface AgentSearchRequest {
+export interface AgentSearchRequest extends SearchRequestBase {
   agent: string;
-  env: string;
-  tasks: string;
-  method: Method;
-  seed: number;
-  T: number;
-  W: number;
   model?: string;
   modifyModel: string;
-  runId: string;
-  db: string;
   budgetUsd?: number;
   maxTurns?: number;
   timeoutSeconds: number;
   config?: string;
-  json: boolean;
-  progress: boolean;
 }
-
-/** How often the progress line is printed. */
-const PROGRESS_INTERVAL_MS = 2000;
 
 const round = (value: number, digits = 6) => Number(value.toFixed(digits));
 

@@ -22,35 +22,27 @@ import {
   trainingRoot,
 } from "../../improve/rl/branches.js";
 import { runSearch } from "../../improve/search/engine.js";
-import { createPolicy, type Method } from "../../improve/search/policies/index.js";
+import { createPolicy } from "../../improve/search/policies/index.js";
 import { lowerQuantile, quantileChoice } from "../../improve/search/policy.js";
 import { type NodeId, ROOT, type SearchTree } from "../../improve/search/tree.js";
 import { type JsonValue, SearchStore } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { type Cell, renderTable } from "../table.js";
 import { loadPolicyAgent, POLICY_PREFIX } from "../user-modules.js";
-import { searchExitCode, searchProgressJson } from "./evolve.js";
+import {
+  PROGRESS_INTERVAL_MS,
+  type SearchRequestBase,
+  searchExitCode,
+  searchProgressJson,
+} from "./evolve.js";
 import { branchFileOf, recipeOf, recipeText, TRAINING_ROOT_FILE } from "./search-tree.js";
 
-export interface PolicySearchRequest {
+export interface PolicySearchRequest extends SearchRequestBase {
   /** The starting policy's safetensors file (`--policy`). */
   policy: string;
-  env: string;
-  tasks: string;
-  method: Method;
-  seed: number;
-  T: number;
-  W: number;
-  runId: string;
-  db: string;
   /** Where the branches' weights go (default: `<the store's folder>/evolve/<runId>`). */
   dir?: string;
-  json: boolean;
-  progress: boolean;
 }
-
-/** How often the progress line is printed. */
-const PROGRESS_INTERVAL_MS = 2000;
 
 const round = (value: number, digits = 4) => Number(value.toFixed(digits));
 const branches = (n: number) => `${n} branch${n === 1 ? "" : "es"}`;

@@ -45,7 +45,37 @@ import { type Cell, renderTable } from "../table.js";
 const DEFAULT_BUDGET = 800;
 const DEFAULT_SEEDS = 100;
 /** How often a running search prints its progress line (without --json or --quiet). */
-const PROGRESS_INTERVAL_MS = 2000;
+/** How often a search's progress line is printed. */
+export const PROGRESS_INTERVAL_MS = 2000;
+
+/** What a stored search over agents or training branches is asked for, besides its own kind. */
+export interface SearchRequestBase {
+  env: string;
+  tasks: string;
+  method: Method;
+  seed: number;
+  T: number;
+  W: number;
+  runId: string;
+  db: string;
+  json: boolean;
+  progress: boolean;
+}
+
+function searchRequestBase(options: EvolveOptions, method: Method): SearchRequestBase {
+  return {
+    env: options.env as string,
+    tasks: options.tasks ?? "test",
+    method,
+    seed: options.seed ?? 0,
+    T: options.budget ?? DEFAULT_BUDGET,
+    W: options.workers ?? 1,
+    runId: options.runId as string,
+    db: options.db,
+    json: options.json ?? false,
+    progress: !options.json && !options.quiet,
+  };
+}
 
 const evolveOptionsSchema = z.object({
   simulate: z.string().min(1, "must not be empty").optional(),
@@ -200,23 +230,14 @@ async function evolveAgent(options: EvolveOptions, io: CliIo): Promise<number> {
       (signal) =>
         agentSearch(
           {
+            ...searchRequestBase(options, methods[0] as Method),
             agent: options.agent as string,
-            env: options.env as string,
-            tasks: options.tasks ?? "test",
-            method: methods[0] as Method,
-            seed: options.seed ?? 0,
-            T: options.budget ?? DEFAULT_BUDGET,
-            W: options.workers ?? 1,
             ...(options.model ? { model: options.model } : {}),
             modifyModel: options.modifyModel as string,
-            runId: options.runId as string,
-            db: options.db,
             ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
             ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
             timeoutSeconds: options.timeout ?? DEFAULT_AGENT_TIMEOUT_SECONDS,
             ...(options.config ? { config: options.config } : {}),
-            json: options.json ?? false,
-            progress: !options.json && !options.quiet,
           },
           signal,
           io,
@@ -268,18 +289,9 @@ async function evolvePolicy(options: EvolveOptions, io: CliIo): Promise<number> 
     (signal) =>
       policySearch(
         {
+          ...searchRequestBase(options, methods[0] as Method),
           policy: options.policy as string,
-          env: options.env as string,
-          tasks: options.tasks ?? "test",
-          method: methods[0] as Method,
-          seed: options.seed ?? 0,
-          T: options.budget ?? DEFAULT_BUDGET,
-          W: options.workers ?? 1,
-          runId: options.runId as string,
-          db: options.db,
           ...(options.dir !== undefined ? { dir: options.dir } : {}),
-          json: options.json ?? false,
-          progress: !options.json && !options.quiet,
         },
         signal,
         io,
