@@ -6,4 +6,5 @@
 export * from "./archive.js";
 export * from "./archives.js";
 export * from "./bins.js";
+export * from "./cycle.js";
 export * from "./operators/index.js";
