@@ -8,3 +8,4 @@ export * from "./archives.js";
 export * from "./bins.js";
 export * from "./cycle.js";
 export * from "./operators/index.js";
+export * from "./policy-genome.js";
