@@ -7,5 +7,6 @@ export * from "./archive.js";
 export * from "./archives.js";
 export * from "./bins.js";
 export * from "./cycle.js";
+export * from "./final.js";
 export * from "./operators/index.js";
 export * from "./policy-genome.js";
