@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { findEnv } from "../src/env/registry.js";
 import { depthForIndex } from "../src/env/textcraft/task.js";
 import type { EnvDefinition } from "../src/env/types.js";
+import { parseTaskRange } from "../src/eval/task-range.js";
 import { evaluatePolicy, type StepMetrics, train } from "../src/improve/rl/train/index.js";
 
 // ---- The design -----------------------------------------------------------------------------
@@ -41,17 +42,13 @@ function scheduleOf(name: ScheduleName, steps: number): string {
   return `scaling:${SHORT},${MIDDLE},${LONG}@${Math.ceil(steps / 3)}`;
 }
 
-function range(r: { start: number; end: number }): number[] {
-  return Array.from({ length: r.end - r.start }, (_, i) => r.start + i);
-}
-
 /** Train and test tasks: maze's whole splits; textcraft's tasks of depth ≤ 2. */
 function tasksOf(env: EnvDefinition): { train: number[]; test: number[] } {
   const keep =
     env.info.name === "textcraft" ? (i: number) => depthForIndex(i) <= 2 : (_: number) => true;
   return {
-    train: range(env.info.splits.train).filter(keep),
-    test: range(env.info.splits.test).filter(keep),
+    train: parseTaskRange("train", env.info).filter(keep),
+    test: parseTaskRange("test", env.info).filter(keep),
   };
 }
 

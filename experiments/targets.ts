@@ -16,6 +16,7 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { findEnv } from "../src/env/registry.js";
 import { depthForIndex } from "../src/env/textcraft/task.js";
+import { parseTaskRange } from "../src/eval/task-range.js";
 import { evaluatePolicy, TRAIN_DEFAULTS, train } from "../src/improve/rl/train/index.js";
 
 /** The budget: training CPU seconds, on one core (the trainer is single-threaded). */
@@ -47,10 +48,6 @@ interface TargetResult {
   stoppedBy: "budget" | "steps";
 }
 
-function range(r: { start: number; end: number }): number[] {
-  return Array.from({ length: r.end - r.start }, (_, i) => r.start + i);
-}
-
 function cpuSeconds(since: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(since);
   return (used.user + used.system) / 1e6;
@@ -59,8 +56,8 @@ function cpuSeconds(since: NodeJS.CpuUsage): number {
 async function runTarget(name: EnvName): Promise<TargetResult> {
   const env = findEnv(name);
   const keep = name === "textcraft" ? (i: number) => depthForIndex(i) <= 2 : () => true;
-  const trainTasks = range(env.info.splits.train).filter(keep);
-  const testTasks = range(env.info.splits.test).filter(keep);
+  const trainTasks = parseTaskRange("train", env.info).filter(keep);
+  const testTasks = parseTaskRange("test", env.info).filter(keep);
   const plan = PLAN[name];
   const started = process.cpuUsage();
   let evalCpu = 0;

@@ -8,10 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { downsample, plotMetric } from "../../src/cli/commands/curves.js";
-import { main } from "../../src/cli/main.js";
 import { RunStore } from "../../src/store/run-store.js";
 import { TrainingStore } from "../../src/store/training-log.js";
-import { runCli } from "../fixtures/cli.js";
+import { runCli, runCliAs } from "../fixtures/cli.js";
 
 let db: string;
 
@@ -41,20 +40,7 @@ beforeAll(() => {
   runs.close();
 });
 
-async function interactiveCli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: true,
-  });
-  return { code, stdout, stderr };
-}
+const interactiveCli = (...argv: string[]) => runCliAs({ interactive: true }, ...argv);
 
 describe("clade curves RUN", () => {
   it("shows at most 30 evenly spaced steps, the last included, and no plot off a terminal", async () => {

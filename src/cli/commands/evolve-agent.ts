@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import { readAgentFolder } from "../../agent/folder/files.js";
 import { findEnv } from "../../env/registry.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
-import { lowerQuantile, quantileChoice } from "../../improve/search/policy.js";
+import { lowerQuantile } from "../../improve/search/policy.js";
 import type { SearchTree } from "../../improve/search/tree.js";
 import { nodeRunId } from "../../improve/selfmod/evaluator.js";
 import { type ModelRole, runAgentEvolution } from "../../improve/selfmod/evolution.js";
@@ -23,10 +23,11 @@ import { type SearchEvent, workCost } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { formatCost } from "../report.js";
 import {
-  PROGRESS_INTERVAL_MS,
+  bestSoFar,
   type SearchRequestBase,
   searchExitCode,
   searchProgressJson,
+  throttled,
 } from "./evolve.js";
 
 export interface AgentSearchRequest extends SearchRequestBase {
@@ -85,7 +86,6 @@ export async function agentSearch(
       client: createModelClient(resolved),
     });
     const { T, W, runId } = request;
-    let lastProgress = performance.now();
     const { result } = await runAgentEvolution({
       searchId: runId,
       store,
@@ -107,13 +107,9 @@ export async function agentSearch(
       },
       mode,
       signal,
-      onEvent: (_event, tree) => {
-        if (!request.progress) return;
-        const now = performance.now();
-        if (now - lastProgress < PROGRESS_INTERVAL_MS) return;
-        lastProgress = now;
-        io.stderr(`${progressLine(runId, tree, T)}\n`);
-      },
+      onEvent: throttled(request.progress, (_event: SearchEvent, tree: SearchTree) =>
+        io.stderr(`${progressLine(runId, tree, T)}\n`),
+      ),
     });
     const { tree, chosen, stopReason } = result;
     if (request.progress) io.stderr(`${progressLine(runId, tree, T)}\n`);
@@ -190,13 +186,8 @@ function improvementFailures(events: readonly SearchEvent[]): Record<string, num
 }
 
 function progressLine(runId: string, tree: SearchTree, T: number): string {
-  const best = quantileChoice(tree, 1);
-  const bestText =
-    best === null
-      ? "none yet"
-      : `node ${best} (${tree.node(best).s}/${tree.node(best).s + tree.node(best).f} passed)`;
   return (
     `evolve ${runId}: ${tree.t}/${T} evaluations, ${tree.size - 1} agents, ` +
-    `${tree.pendingImprovements} improving, best so far ${bestText}, ${formatCost(workCost(tree.usage))}`
+    `${tree.pendingImprovements} improving, best so far ${bestSoFar(tree)}, ${formatCost(workCost(tree.usage))}`
   );
 }

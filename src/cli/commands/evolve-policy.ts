@@ -23,17 +23,19 @@ import {
 } from "../../improve/rl/branches.js";
 import { runSearch } from "../../improve/search/engine.js";
 import { createPolicy } from "../../improve/search/policies/index.js";
-import { lowerQuantile, quantileChoice } from "../../improve/search/policy.js";
+import { lowerQuantile } from "../../improve/search/policy.js";
 import { type NodeId, ROOT, type SearchTree } from "../../improve/search/tree.js";
-import { type JsonValue, SearchStore } from "../../store/search-log.js";
+import { type JsonValue, type SearchEvent, SearchStore } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { type Cell, renderTable } from "../table.js";
 import { loadPolicyAgent, POLICY_PREFIX } from "../user-modules.js";
 import {
-  PROGRESS_INTERVAL_MS,
+  bestSoFar,
   type SearchRequestBase,
   searchExitCode,
   searchProgressJson,
+  storedSearchConfig,
+  throttled,
 } from "./evolve.js";
 import { branchFileOf, recipeOf, recipeText, TRAINING_ROOT_FILE } from "./search-tree.js";
 
@@ -65,12 +67,7 @@ export async function policySearch(
   const dir = resolve(request.dir ?? join(dirname(dbPath), "evolve", runId));
   const taskSpec = formatTaskRange(tasks);
   const config: Record<string, JsonValue> = {
-    kind: "policy",
-    method,
-    hyperparameters: createPolicy(method).hyperparameters,
-    seed,
-    budget: T,
-    workers: W,
+    ...storedSearchConfig("policy", request),
     env: env.info.name,
     envVersion: env.info.version,
     tasks: taskSpec,
@@ -119,7 +116,6 @@ export async function policySearch(
     }
 
     const { improver, evaluator } = createTrainingBranches({ env, dir, seed });
-    let lastProgress = performance.now();
     const result = await runSearch({
       policy: createPolicy(method),
       improver,
@@ -131,13 +127,9 @@ export async function policySearch(
       rootData,
       log,
       signal,
-      onEvent: (_event, tree) => {
-        if (!request.progress) return;
-        const now = performance.now();
-        if (now - lastProgress < PROGRESS_INTERVAL_MS) return;
-        lastProgress = now;
-        io.stderr(`${progressLine(runId, tree, T)}\n`);
-      },
+      onEvent: throttled(request.progress, (_event: SearchEvent, tree: SearchTree) =>
+        io.stderr(`${progressLine(runId, tree, T)}\n`),
+      ),
     }).catch((error: unknown) => {
       store.setStatus(runId, "stopped", "error");
       throw error;
@@ -241,14 +233,9 @@ function nodeSummary(tree: SearchTree, id: NodeId, dir: string, epsilon: number)
 }
 
 function progressLine(runId: string, tree: SearchTree, T: number): string {
-  const best = quantileChoice(tree, 1);
-  const bestText =
-    best === null
-      ? "none yet"
-      : `node ${best} (${tree.node(best).s}/${tree.node(best).s + tree.node(best).f} passed)`;
   return (
     `evolve ${runId}: ${tree.t}/${T} evaluations, ${branches(tree.size - 1)}, ` +
-    `${tree.pendingImprovements} training, best so far ${bestText}`
+    `${tree.pendingImprovements} training, best so far ${bestSoFar(tree)}`
   );
 }
 

@@ -46,7 +46,7 @@ const DEFAULT_BUDGET = 800;
 const DEFAULT_SEEDS = 100;
 /** How often a running search prints its progress line (without --json or --quiet). */
 /** How often a search's progress line is printed. */
-export const PROGRESS_INTERVAL_MS = 2000;
+const PROGRESS_INTERVAL_MS = 2000;
 
 /** What a stored search over agents or training branches is asked for, besides its own kind. */
 export interface SearchRequestBase {
@@ -203,6 +203,20 @@ export async function evolveCommand(raw: RawEvolveOptions, io: CliIo): Promise<n
   }, io);
 }
 
+const RUN_ID_FLAG = "--run-id ID (the same command resumes the search)";
+
+/** One line naming every option a kind of stored search needs and was not given. */
+function requireOptions(
+  options: EvolveOptions,
+  kind: string,
+  required: readonly [keyof EvolveOptions, string][],
+): void {
+  const missing = required.filter(([key]) => options[key] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`${kind} needs ${missing.map(([, flag]) => flag).join(", ")}`);
+  }
+}
+
 /** `--agent DIR`: a search over a real agent folder, stored and resumable (evolve-agent.ts). */
 async function evolveAgent(options: EvolveOptions, io: CliIo): Promise<number> {
   if (options.simulate !== undefined) {
@@ -213,14 +227,11 @@ async function evolveAgent(options: EvolveOptions, io: CliIo): Promise<number> {
       throw new UsageError(`${flag} is for simulated searches, not --agent`);
     }
   }
-  const missing = [
+  requireOptions(options, "--agent", [
     ["env", "--env ENV"],
     ["modifyModel", "--modify-model SPEC (the model that writes the self-modifications)"],
-    ["runId", "--run-id ID (the same command resumes the search)"],
-  ].filter(([key]) => options[key as keyof EvolveOptions] === undefined);
-  if (missing.length > 0) {
-    throw new UsageError(`--agent needs ${missing.map(([, flag]) => flag).join(", ")}`);
-  }
+    ["runId", RUN_ID_FLAG],
+  ]);
   const methods = parseMethods(options.method, false);
   if (methods.length !== 1) throw new UsageError("a search over an agent takes one --method");
   if (options.sandbox !== undefined) setDefaultSandboxMode(options.sandbox);
@@ -273,13 +284,10 @@ async function evolvePolicy(options: EvolveOptions, io: CliIo): Promise<number> 
       );
     }
   }
-  const missing = [
+  requireOptions(options, "--policy", [
     ["env", "--env ENV"],
-    ["runId", "--run-id ID (the same command resumes the search)"],
-  ].filter(([key]) => options[key as keyof EvolveOptions] === undefined);
-  if (missing.length > 0) {
-    throw new UsageError(`--policy needs ${missing.map(([, flag]) => flag).join(", ")}`);
-  }
+    ["runId", RUN_ID_FLAG],
+  ]);
   const methods = parseMethods(options.method, false);
   if (methods.length !== 1) {
     throw new UsageError("a search over training branches takes one --method");
@@ -366,7 +374,7 @@ async function withInterruption(
 }
 
 /** A callback called at most once per PROGRESS_INTERVAL_MS (never when `enabled` is false). */
-function throttled<A extends unknown[]>(enabled: boolean, report: (...args: A) => void) {
+export function throttled<A extends unknown[]>(enabled: boolean, report: (...args: A) => void) {
   let last = performance.now();
   return (...args: A) => {
     if (!enabled) return;
@@ -375,6 +383,29 @@ function throttled<A extends unknown[]>(enabled: boolean, report: (...args: A) =
     last = now;
     report(...args);
   };
+}
+
+/** What every stored search's configuration begins with: its kind, method and budget. */
+export function storedSearchConfig(
+  kind: string,
+  request: Pick<SearchRequestBase, "method" | "seed" | "T" | "W">,
+): Record<string, JsonValue> {
+  return {
+    kind,
+    method: request.method,
+    hyperparameters: createPolicy(request.method).hyperparameters,
+    seed: request.seed,
+    budget: request.T,
+    workers: request.W,
+  };
+}
+
+/** The progress line's "best so far" for a search over real agents: the chosen node's record. */
+export function bestSoFar(tree: SearchTree): string {
+  const best = quantileChoice(tree, 1);
+  if (best === null) return "none yet";
+  const { s, f } = tree.node(best);
+  return `node ${best} (${s}/${s + f} passed)`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,12 +468,7 @@ async function storedSearch(
   const store = SearchStore.open(request.db);
   try {
     const config: Record<string, JsonValue> = {
-      kind: "simulation",
-      method,
-      hyperparameters: createPolicy(method).hyperparameters,
-      seed,
-      budget: T,
-      workers: W,
+      ...storedSearchConfig("simulation", request),
       scenario: scenario as unknown as JsonValue,
     };
     const { log } = store.beginSearch(runId, config);

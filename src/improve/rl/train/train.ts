@@ -20,6 +20,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createRng } from "../../../env/rng.js";
 import type { EnvDefinition } from "../../../env/types.js";
+import { parseTaskRange } from "../../../eval/task-range.js";
 import {
   type AdvantageEstimator,
   type AdvantageResult,
@@ -308,8 +309,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const hp = resolveHyperparameters(options);
   const { env } = options;
   const schedule = parseSchedule(hp.schedule);
-  const trainTasks = options.trainTasks ?? range(env.info.splits.train);
-  const evalTasks = options.evalTasks ?? range(env.info.splits.test);
+  const trainTasks = options.trainTasks ?? parseTaskRange("train", env.info);
+  const evalTasks = options.evalTasks ?? parseTaskRange("test", env.info);
   if (trainTasks.length === 0) throw new Error("train: no train tasks");
 
   // -- The policy, the optimizer and where we start: a checkpoint or step 0 --
@@ -737,10 +738,6 @@ function meanBonus(trajectories: readonly Trajectory[], samples: readonly Sample
 }
 
 // ---- Pieces ----------------------------------------------------------------------------------
-
-function range(r: { start: number; end: number }): number[] {
-  return Array.from({ length: Math.max(0, r.end - r.start) }, (_, i) => r.start + i);
-}
 
 /**
  * The step's tasks: the train tasks are dealt in a fresh random order each pass over them, so
