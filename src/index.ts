@@ -11,6 +11,7 @@ export {
   DEFAULT_TOOL_CALLING_SYSTEM_PROMPT,
 } from "./agent/tool-calling.js";
 export type * from "./agent/types.js";
+export { createTaskMixture, type MixtureTask, type TaskMixture } from "./env/mixture.js";
 export { BUILTIN_ENVS, findEnv, UnknownEnvError } from "./env/registry.js";
 export * from "./env/remote/index.js";
 export { createRng, mixSeeds, type Rng } from "./env/rng.js";
@@ -19,6 +20,7 @@ export * from "./eval/evaluation.js";
 export * from "./eval/metrics.js";
 export { runMetrics, taskOutcomes } from "./eval/report.js";
 export { parseTaskRange, TaskRangeError } from "./eval/task-range.js";
+export * from "./improve/qd/index.js";
 export * from "./improve/search/index.js";
 export * from "./improve/selfmod/index.js";
 export * from "./model/cache.js";

@@ -404,6 +404,74 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     });
 
   program
+    .command("qd")
+    .description(
+      "CycleQD: quality-diversity over embedded policies, one archive per task, the quality task cycling (resumable; clade archive RUN)",
+    )
+    .requiredOption(
+      "--tasks <list>",
+      "K ≥ 2 tasks: environments, each optionally with its train tasks, e.g. maze,textcraft,gridworld or maze:100-299,gridworld",
+    )
+    .option(
+      "--variant <name>",
+      "paper (SVD mutation, elite sampling; default) or released (Gaussian noise, uniform sampling)",
+    )
+    .option("--generations <n>", "generations after the experts (default: 100)")
+    .requiredOption("--run-id <id>", "the run's id; the same command resumes it")
+    .option(
+      "--expert <task=file>",
+      "a task's expert policy instead of training one (repeatable; needs --base)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--base <file>", "the experts' base policy (safetensors) instead of training one")
+    .option("--base-steps <n>", "training steps of the base on all tasks, mixed (default: 30)")
+    .option(
+      "--expert-steps <n>",
+      "training steps of each expert on its task, from the base (default: 30)",
+    )
+    .option("--batch <n>", "tasks per training step (default: 16)")
+    .option("--group <n>", "samples per task in a training step (default: 8)")
+    .option(
+      "--search-tasks <n>",
+      "train tasks per task that genomes are scored on in the search (default: 20)",
+    )
+    .option(
+      "--test-tasks <n>",
+      "held-out test tasks per task for the final comparison, 0 to skip (default: 50)",
+    )
+    .option("--bins <n>", "bins per task score (default: 15)")
+    .option(
+      "--ranges <list>",
+      "each task's score range MIN:MAX, comma-separated (default: 0:1 each)",
+    )
+    .option("--seed <n>", "fixes training, parents, merges and mutations (default: 0)")
+    .option(
+      "--dir <dir>",
+      "training checkpoints, elites and finalists (default: .clade/qd/<run-id>)",
+    )
+    .option("--out <file>", "also write the best-mean finalist to this safetensors file")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .option("--quiet", "no progress lines")
+    .action(async (opts) => {
+      const { qdCommand } = await import("./commands/qd.js");
+      setExit(await qdCommand(opts, io));
+    });
+
+  program
+    .command("archive")
+    .description("a CycleQD run's archives as heat maps, at the last or any generation")
+    .argument("<run>", "CycleQD run id")
+    .option("--task <task>", "only this task's archive (its label or index)")
+    .option("--generation <g>", "the archives after generation G (default: the last)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output (every cell)")
+    .action(async (run, opts) => {
+      const { archiveCommand } = await import("./commands/archive.js");
+      setExit(archiveCommand(run, opts, io));
+    });
+
+  program
     .command("curves")
     .description("a training run's metrics step by step: a table, and on a terminal plots")
     .argument("<run>", "training run id")

@@ -13,6 +13,7 @@ import { readAgentFolder } from "../agent/folder/files.js";
 import { type FolderAgentFactory, folderAgentFactory } from "../agent/folder/sandboxed-agent.js";
 import type { AgentFactory } from "../agent/registry.js";
 import type { Agent, EpisodeContext } from "../agent/types.js";
+import { trainedOnEnv } from "../env/mixture.js";
 import type { Env, EnvDefinition, EnvInfo } from "../env/types.js";
 import { Featurizer } from "../improve/rl/policy/features.js";
 import { type PolicyModel, policyFromSafetensors } from "../improve/rl/policy/model.js";
@@ -352,7 +353,7 @@ export async function loadPolicyAgent(
     );
   }
   const trained = model.provenance;
-  if (trained.env !== env.name || trained.envVersion !== env.version) {
+  if (!trainedOnEnv({ name: trained.env, version: trained.envVersion }, env)) {
     throw new UserModuleError(
       `policy file ${path} was trained on ${trained.env} v${trained.envVersion}, but --env is ` +
         `${env.name} v${env.version}: evaluate a policy on the environment and version it was trained on`,

@@ -258,4 +258,34 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, step)
   ) WITHOUT ROWID;
   `,
+  `
+  -- CycleQD runs (src/improve/qd): one row per run and one per generation. config: tasks, score
+  -- ranges, bins, variant, seed and the genomes' provenance (JSON). The archives are not stored
+  -- per generation: they are a fold of the generations' offers (generation 0: the experts; then
+  -- one child each), replayed in order, so any generation's archives can be rebuilt exactly.
+  CREATE TABLE qd_runs (
+    id TEXT PRIMARY KEY,
+    config TEXT NOT NULL CHECK (json_valid(config)),
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped', 'complete')),
+    stop_reason TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  -- generation: 0 for the experts, then 1, 2, ... quality_task: the archive parents came from
+  -- (NULL for generation 0). record: the generation's record (parents, the offered genomes with
+  -- their scores, add statuses or error, and each archive's statistics after it; JSON). Columns
+  -- for the statistics most asked for: coverage (mean over archives), QD-score (summed), and whether
+  -- the child errored (an errored child is never scored). at: when the row was written.
+  CREATE TABLE qd_generations (
+    run_id TEXT NOT NULL REFERENCES qd_runs(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL CHECK (generation >= 0),
+    quality_task INTEGER,
+    coverage REAL NOT NULL,
+    qd_score REAL NOT NULL,
+    errored INTEGER NOT NULL CHECK (errored IN (0, 1)),
+    record TEXT NOT NULL CHECK (json_valid(record)),
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, generation)
+  ) WITHOUT ROWID;
+  `,
 ];

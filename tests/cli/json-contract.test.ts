@@ -258,6 +258,20 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(out).toMatchObject({ runId: "tr1", steps: 1, stopped: false });
   });
 
+  it("qd and archive", async () => {
+    const out = expectJson(
+      await cli(
+        ...["qd", "--tasks", "maze,gridworld", "--generations", "2", "--base-steps", "1"],
+        ...["--expert-steps", "1", "--batch", "2", "--group", "2", "--search-tasks", "2"],
+        ...["--test-tasks", "2", "--run-id", "q1", "--db", db, "--dir", join(dir, "q1"), "--json"],
+      ),
+      "clade.qd/1",
+    );
+    expect(out).toMatchObject({ runId: "q1", generations: 2, tasks: ["maze", "gridworld"] });
+    const archive = expectJson(await cli("archive", "q1", "--db", db, "--json"), "clade.archive/1");
+    expect(archive).toMatchObject({ runId: "q1", generation: 2, lastGeneration: 2 });
+  }, 60_000);
+
   it("curves of a stored training run", async () => {
     const store = new TrainingStore(RunStore.open(db).db);
     store.beginRun("tr", { env: "maze", estimator: "grpo", seed: 0 });

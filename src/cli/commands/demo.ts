@@ -2,7 +2,8 @@
  * `clade demo`: real work, offline. Evaluates the reference solver and the random baseline on
  * every built-in environment's test tasks and prints one table; compares the search methods on a
  * simulated self-improvement process; trains the embedded policy briefly on small mazes and runs
- * HGM over training branches of it (demo-rl.ts); checks the starting agent folder in the sandbox.
+ * HGM over training branches of it (demo-rl.ts); runs CycleQD over experts of maze and gridworld
+ * (demo-qd.ts); checks the starting agent folder in the sandbox.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
+import { demoQd, qdText } from "./demo-qd.js";
 import { branchesText, demoBranches, demoTraining, trainingText } from "./demo-rl.js";
 import { renderSimulation, simulationJson } from "./evolve.js";
 
@@ -102,12 +104,15 @@ export async function demoCommand(
   const training = await demoTraining();
   if (!options.json) io.stderr("demo: HGM over training branches of it…\n");
   const branches = await demoBranches(training.model, training.trainTasks, training.testTasks);
+  // Quality-diversity: CycleQD over two experts of the embedded policy (about 15 s).
+  if (!options.json) io.stderr("demo: CycleQD over experts of maze and gridworld…\n");
+  const qd = await demoQd();
   const agentFolder = await checkStarterAgent();
   if (options.json) {
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, training: training.result, branches, agentFolder })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, training: training.result, branches, qd, agentFolder })}\n`,
     );
     return 0;
   }
@@ -151,6 +156,7 @@ export async function demoCommand(
       `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,
   );
   io.stdout(`\n${trainingText(training.result)}\n\n${branchesText(branches)}\n`);
+  io.stdout(`\n${qdText(qd)}\n`);
   io.stdout(`\n${agentFolderText(agentFolder)}\n`);
   return 0;
 }

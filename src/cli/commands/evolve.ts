@@ -348,7 +348,7 @@ function parseMethods(value: string | undefined, comparison: boolean): Method[] 
 }
 
 /** Runs `body` with Ctrl-C / SIGTERM turned into an abort; exit 130 / 143 when it fired. */
-async function withInterruption(
+export async function withInterruption(
   body: (signal: AbortSignal) => Promise<number>,
   io: CliIo,
 ): Promise<number> {

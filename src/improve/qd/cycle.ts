@@ -26,6 +26,7 @@ import {
   type AddCounts,
   type AddResult,
   type ArchiveStats,
+  type Elite,
   PAPER_ELITE_QUALITY_RANGE,
   type QualityNormRange,
   RELEASED_ELITE_QUALITY_RANGE,
@@ -98,16 +99,31 @@ const MUTATION_DRAWS = 3;
 // The genome and where elites' genomes are kept
 // ---------------------------------------------------------------------------------------------
 
-/** What the loop needs of a genome (policy weights, an agent configuration, a test vector). */
-export interface Genome<G> {
-  /** The crossover (task-vector merging for weights); draws only from `rng`. */
-  crossover(parents: readonly G[], rng: Rng): G;
-  /** The variant's mutation, toward quality task `qualityTask`; draws only from `rng`. */
-  mutate(child: G, qualityTask: number, rng: Rng): G;
+/**
+ * What the loop needs of a genome (an agent configuration, whose mutation may ask a model). The
+ * operators may be async; they take every random draw from `rng` before their first await, so
+ * the draws stay fixed by the seed.
+ */
+export interface AsyncGenome<G> {
+  /** The crossover; draws only from `rng`. */
+  crossover(parents: readonly G[], rng: Rng): G | Promise<G>;
+  /**
+   * The variant's mutation, toward quality task `qualityTask`; draws only from `rng`. `signal`
+   * is the run's: a mutation that waits on a model stops with it.
+   */
+  mutate(child: G, qualityTask: number, rng: Rng, signal?: AbortSignal): G | Promise<G>;
   /** K scores in task order. Throwing means an evaluation error: never read as a score of 0. */
   evaluate(genome: G, signal?: AbortSignal): Promise<number[]>;
   /** A stable id (archives and records name genomes by it); equal genomes may share one. */
   id(genome: G): string;
+}
+
+/** A genome with synchronous operators (policy weights, a test vector). */
+export interface Genome<G> extends AsyncGenome<G> {
+  /** The crossover (task-vector merging for weights); draws only from `rng`. */
+  crossover(parents: readonly G[], rng: Rng): G;
+  /** The variant's mutation, toward quality task `qualityTask`; draws only from `rng`. */
+  mutate(child: G, qualityTask: number, rng: Rng): G;
 }
 
 /** Elites' genomes by id: in memory for tests, weight files for the CLI. */
@@ -129,7 +145,7 @@ export class MemoryGenomeStore<G> implements GenomeStore<G> {
 
 /** Everything a run's generations share. */
 export interface CycleSetup<G> {
-  readonly genome: Genome<G>;
+  readonly genome: AsyncGenome<G>;
   readonly store: GenomeStore<G>;
   readonly seed: number;
   /** Parent sampling (and the mutation the genome was built with); default "paper". */
@@ -228,7 +244,7 @@ export function cycleStateFromJSON(json: unknown): CycleState {
 
 /** Scores, or why they cannot be offered: K finite numbers or nothing. */
 async function evaluateOnce<G>(
-  genome: Genome<G>,
+  genome: AsyncGenome<G>,
   child: G,
   taskCount: number,
   signal: AbortSignal | undefined,
@@ -305,13 +321,12 @@ export async function initCycle<G>(
   for (const expert of options.experts) {
     experts.push(await offer(setup, state, expert, 0, options.signal));
   }
-  for (const archive of archives.archives) {
-    if (archive.size < CYCLEQD_PARENTS) {
-      throw new Error(
-        `the experts fill ${archive.size} cell(s) of the archive of task ${archive.task}; ` +
-          `CycleQD needs ${CYCLEQD_PARENTS} distinct parents in every archive`,
-      );
-    }
+  // Every scored expert enters every archive (an empty cell takes anyone), so an empty archive
+  // means that no expert could be scored.
+  if (archives.archives.some((archive) => archive.size === 0)) {
+    throw new Error(
+      `no expert could be evaluated (${experts.length} tried): CycleQD needs a scored expert to start from`,
+    );
   }
   return { state, record: { generation: 0, experts, ...snapshot(archives) } };
 }
@@ -319,9 +334,9 @@ export async function initCycle<G>(
 /**
  * Generation state.generation + 1: parents from the quality archive, crossover, mutation,
  * evaluation, offer. Advances `state` and returns the generation's record; when the signal aborts
- * the evaluation it throws and leaves the state as it was. Any other throw (the genome store, an
- * operator) may leave the archives part-way through the generation: the caller drops this state
- * and resumes from the one it stored after the previous generation.
+ * the mutation or the evaluation it throws and leaves the state as it was. Any other throw (the
+ * genome store, an operator) may leave the archives part-way through the generation: the caller
+ * drops this state and resumes from the one it stored after the previous generation.
  */
 export async function runGeneration<G>(
   setup: CycleSetup<G>,
@@ -333,17 +348,25 @@ export async function runGeneration<G>(
   const q = qualityTask(generation, state.archives.taskCount);
   const draws = (purpose: number) => createRng(setup.seed, generation, CYCLE_STREAM, purpose);
 
-  const elites = state.archives
-    .qualityArchive(generation)
-    .sampleElites(CYCLEQD_PARENTS, draws(PARENTS_DRAWS), variant.sampling, variant.qualityRange);
+  // Two distinct parents, as the reference draws them; an archive whose one elite is all the
+  // experts filled (they shared its cell) gives that elite as both: its merge with itself is
+  // itself, so the child is the elite mutated.
+  const archive = state.archives.qualityArchive(generation);
+  const drawn = archive.sampleElites(
+    Math.min(CYCLEQD_PARENTS, archive.size),
+    draws(PARENTS_DRAWS),
+    variant.sampling,
+    variant.qualityRange,
+  );
+  const elites = drawn.length === 1 ? [drawn[0] as Elite, drawn[0] as Elite] : drawn;
   const parents: G[] = [];
   for (const elite of elites) {
     const parent = await setup.store.get(elite.id);
     if (parent === undefined) throw new Error(`elite ${elite.id} is not in the genome store`);
     parents.push(parent);
   }
-  const merged = setup.genome.crossover(parents, draws(CROSSOVER_DRAWS));
-  const child = setup.genome.mutate(merged, q, draws(MUTATION_DRAWS));
+  const merged = await setup.genome.crossover(parents, draws(CROSSOVER_DRAWS));
+  const child = await setup.genome.mutate(merged, q, draws(MUTATION_DRAWS), signal);
 
   // offer() changes the archives only after a successful evaluation, so an abort leaves them be.
   const outcome = await offer(setup, state, child, generation, signal);

@@ -12,9 +12,12 @@
  * Scores here are the archive's (the evaluation tasks the search ran on); a finalist's worth is
  * what it scores on held-out test tasks, which the caller evaluates afterwards.
  */
+import type { PolicyModel } from "../rl/policy/model.js";
 import type { Params } from "../rl/policy/tensor.js";
 import type { Elite } from "./archive.js";
 import type { CycleArchives } from "./archives.js";
+import type { GenomeStore } from "./cycle.js";
+import { childPolicy } from "./operators/child.js";
 import { mergeTaskVectors } from "./operators/merge.js";
 import { taskVector } from "./operators/task-vector.js";
 
@@ -64,4 +67,30 @@ export function mergeEqually(base: Params, members: readonly Params[]): Params {
     members.map((theta) => taskVector(theta, base)),
     members.map(() => 1),
   );
+}
+
+/** CycleQD's two finalists on embedded policies, read from the genome store. */
+export interface PolicyFinalists {
+  readonly bestMean: { readonly elite: Elite; readonly policy: PolicyModel };
+  /** The per-task best elites (deduplicated) and their equal-weight merge. */
+  readonly merge: { readonly elites: Elite[]; readonly policy: PolicyModel };
+}
+
+export async function policyFinalists(
+  archives: CycleArchives,
+  store: GenomeStore<PolicyModel>,
+  base: PolicyModel,
+): Promise<PolicyFinalists> {
+  const load = async (elite: Elite) => {
+    const policy = await store.get(elite.id);
+    if (!policy) throw new Error(`final selection: elite ${elite.id} is not in the genome store`);
+    return policy;
+  };
+  const best = bestMeanElite(archives);
+  const members = [...new Map(perTaskBest(archives).map((e) => [e.id, e])).values()];
+  const weights = await Promise.all(members.map(async (e) => (await load(e)).params));
+  return {
+    bestMean: { elite: best, policy: await load(best) },
+    merge: { elites: members, policy: childPolicy(base, mergeEqually(base.params, weights)) },
+  };
 }

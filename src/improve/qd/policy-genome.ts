@@ -67,8 +67,13 @@ function checkOptions(options: PolicyGenomeOptions): void {
   });
 }
 
+/** A policy genome, counting the environment steps its evaluations took (a budget counts them). */
+export interface PolicyGenome extends Genome<PolicyModel> {
+  readonly envSteps: number;
+}
+
 /** The embedded policy as a CycleQD genome. */
-export function createPolicyGenome(options: PolicyGenomeOptions): Genome<PolicyModel> {
+export function createPolicyGenome(options: PolicyGenomeOptions): PolicyGenome {
   checkOptions(options);
   const { base, experts, tasks, horizon } = options;
   const mutation = VARIANTS[options.variant ?? "paper"].mutation;
@@ -83,7 +88,11 @@ export function createPolicyGenome(options: PolicyGenomeOptions): Genome<PolicyM
     }
     return cached;
   };
+  let envSteps = 0;
   return {
+    get envSteps() {
+      return envSteps;
+    },
     crossover(parents: readonly PolicyModel[], rng: Rng): PolicyModel {
       const merged = mergeParents(
         base.params,
@@ -110,6 +119,7 @@ export function createPolicyGenome(options: PolicyGenomeOptions): Genome<PolicyM
           ...(horizon === undefined ? {} : { horizon }),
           ...(signal ? { signal } : {}),
         });
+        envSteps += result.envSteps;
         if (result.errors > 0 && result.episodes === result.errors) {
           throw new Error(`every episode of ${task.env.info.name} errored`);
         }

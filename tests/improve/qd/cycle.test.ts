@@ -95,12 +95,26 @@ describe("initCycle", () => {
     for (const expert of EXPERTS) expect(setup.store.get(vectorGenome.id(expert))).toBe(expert);
   });
 
-  it("refuses experts that leave an archive without two distinct parents", async () => {
+  it("starts from experts that share a cell, using the one elite as both parents", async () => {
     const same: Vec = [0.5, 0.5, 0.5];
-    await expect(
-      initCycle(setupOf(), { experts: [same, same, same], ranges: RANGES }),
-    ).rejects.toThrow(
-      "the experts fill 1 cell(s) of the archive of task 0; CycleQD needs 2 distinct parents",
+    const setup = setupOf();
+    const { state } = await initCycle(setup, { experts: [same, same, same], ranges: RANGES });
+    expect(state.archives.stats().map((s) => s.elites)).toEqual([1, 1, 1]);
+    const record = await runGeneration(setup, state);
+    expect(record.parents).toEqual([vectorGenome.id(same), vectorGenome.id(same)]);
+    expect(record.child.error).toBeNull();
+    expect(record.child.id).not.toBe(vectorGenome.id(same));
+  });
+
+  it("refuses to start when no expert could be evaluated", async () => {
+    const failing: Genome<Vec> = {
+      ...vectorGenome,
+      evaluate: async () => {
+        throw new Error("provider down");
+      },
+    };
+    await expect(initCycle(setupOf(failing), { experts: EXPERTS, ranges: RANGES })).rejects.toThrow(
+      "no expert could be evaluated (3 tried)",
     );
   });
 });

@@ -146,7 +146,8 @@ class SampleRun {
     if (!this.live) return undefined;
     this.options.signal?.throwIfAborted();
     const state: AgentState = {
-      instruction: this.options.env.info.instruction,
+      // The instance's: a task mixture's episode carries its member's instruction.
+      instruction: (this.env ?? this.options.env).info.instruction,
       observation: this.observation as Observation,
       history: this.history,
     };

@@ -7,7 +7,7 @@ import type { EnvDefinition } from "../../../env/types.js";
 import type { Featurizer, PolicyModel } from "../policy/index.js";
 import { collectGroups } from "../rollout/collect.js";
 import { embeddedPolicy } from "../rollout/embedded.js";
-import type { ActionMode, RolloutPolicy } from "../rollout/types.js";
+import type { ActionMode, CollectResult, RolloutPolicy } from "../rollout/types.js";
 
 export interface EvaluateOptions {
   env: EnvDefinition;
@@ -37,6 +37,13 @@ export interface EvaluationResult {
   errors: number;
   /** Successful episodes' mean number of agent turns (0 when none succeeded). */
   meanSuccessTurns: number;
+  /**
+   * Per task (in the order of `tasks`): the share of its non-errored episodes that succeeded,
+   * null when all of them errored. Intervals resample these.
+   */
+  taskScores: (number | null)[];
+  /** env.step() calls of the evaluation (an environment-step budget counts them). */
+  envSteps: number;
   seconds: number;
 }
 
@@ -84,6 +91,15 @@ export async function evaluatePolicy(options: EvaluateOptions): Promise<Evaluati
     successes,
     errors: result.errors.length,
     meanSuccessTurns: successes === 0 ? 0 : successTurns / successes,
+    taskScores: taskScoresOf(result.groups),
+    envSteps: result.envSteps,
     seconds: (performance.now() - started) / 1000,
   };
+}
+
+function taskScoresOf(groups: CollectResult["groups"]): (number | null)[] {
+  return groups.map((group) => {
+    const played = group.samples.filter((t) => t.error === undefined);
+    return played.length === 0 ? null : played.filter((t) => t.success).length / played.length;
+  });
 }
