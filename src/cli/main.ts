@@ -406,7 +406,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
   program
     .command("qd")
     .description(
-      "CycleQD: quality-diversity over embedded policies, one archive per task, the quality task cycling (resumable; clade archive RUN)",
+      "CycleQD: quality-diversity, one archive per task, the quality task cycling, over embedded policies or, with --agent-config, over LLM agent configurations (resumable; clade archive RUN)",
     )
     .requiredOption(
       "--tasks <list>",
@@ -414,23 +414,53 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     )
     .option(
       "--variant <name>",
-      "paper (SVD mutation, elite sampling; default) or released (Gaussian noise, uniform sampling)",
+      "paper (elite sampling; policies: SVD mutation; default) or released (uniform sampling; policies: Gaussian noise); with --agent-config it changes only the parent sampling",
     )
     .option("--generations <n>", "generations after the experts (default: 100)")
     .requiredOption("--run-id <id>", "the run's id; the same command resumes it")
     .option(
-      "--expert <task=file>",
-      "a task's expert policy instead of training one (repeatable; needs --base)",
+      "--agent-config <task=file>",
+      "LLM agent configurations instead of policies: a task's seed configuration, JSON (repeatable, at least one; needs --model)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--base <file>", "the experts' base policy (safetensors) instead of training one")
-    .option("--base-steps <n>", "training steps of the base on all tasks, mixed (default: 30)")
+    .option(
+      "--model <spec>",
+      "with --agent-config: the model the configured agents call (openai:NAME, openai-compatible:URL#NAME, or a clade.config name)",
+    )
+    .option(
+      "--mutator-model <spec>",
+      "with --agent-config: the model that rewrites prompt parts; without it the rewrite mutation never applies",
+    )
+    .option(
+      "--pool <file>",
+      "with --agent-config: few-shot examples and tools that mutations may add (JSON)",
+    )
+    .option("--samples <n>", "with --agent-config: episodes per task index (default: 1)")
+    .option("--max-turns <n>", "with --agent-config: turn limit per episode (default: the env's)")
+    .option(
+      "--timeout <seconds>",
+      "with --agent-config: wall-clock limit per episode (default: 300)",
+    )
+    .option("--config <path>", "with --agent-config: clade.config file (models, prices)")
+    .option(
+      "--expert <task=file>",
+      "policies: a task's expert policy instead of training one (repeatable; needs --base)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      "--base <file>",
+      "policies: the experts' base policy (safetensors) instead of training one",
+    )
+    .option(
+      "--base-steps <n>",
+      "policies: training steps of the base on all tasks, mixed (default: 30)",
+    )
     .option(
       "--expert-steps <n>",
-      "training steps of each expert on its task, from the base (default: 30)",
+      "policies: training steps of each expert on its task, from the base (default: 30)",
     )
-    .option("--batch <n>", "tasks per training step (default: 16)")
-    .option("--group <n>", "samples per task in a training step (default: 8)")
+    .option("--batch <n>", "policies: tasks per training step (default: 16)")
+    .option("--group <n>", "policies: samples per task in a training step (default: 8)")
     .option(
       "--search-tasks <n>",
       "train tasks per task that genomes are scored on in the search (default: 20)",
@@ -444,15 +474,34 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       "--ranges <list>",
       "each task's score range MIN:MAX, comma-separated (default: 0:1 each)",
     )
-    .option("--seed <n>", "fixes training, parents, merges and mutations (default: 0)")
+    .option(
+      "--seed <n>",
+      "fixes training, parents, merges and mutations, and the models' request seeds (default: 0)",
+    )
     .option(
       "--dir <dir>",
       "training checkpoints, elites and finalists (default: .clade/qd/<run-id>)",
     )
-    .option("--out <file>", "also write the best-mean finalist to this safetensors file")
+    .option(
+      "--out <file>",
+      "also write the best-mean finalist here (safetensors; with --agent-config, JSON)",
+    )
     .addOption(dbOption())
     .option("--json", "machine-readable output")
     .option("--quiet", "no progress lines")
+    .addHelpText(
+      "after",
+      "\nTwo paths (docs/qd.md):\n" +
+        "  embedded policies (default): the base and one expert per task are trained (or given with\n" +
+        "    --base/--expert); children merge task vectors and mutate along the expert's SVD\n" +
+        "    (paper) or with Gaussian noise (released); finalists: final-best-mean.safetensors and\n" +
+        "    final-merge.safetensors, beside the base and the experts on the test tasks.\n" +
+        "  LLM agent configurations (--agent-config TASK=FILE --model SPEC): the given configs are\n" +
+        "    the experts; children come from the genome's operators (crossover, jitter, examples,\n" +
+        "    tools, kind, and the rewrite by --mutator-model); finalists: final-best-mean.json and\n" +
+        "    final-task-K.json (each archive's best; configurations are not merged), the best-mean\n" +
+        "    config beside the given ones on the test tasks.\n",
+    )
     .action(async (opts) => {
       const { qdCommand } = await import("./commands/qd.js");
       setExit(await qdCommand(opts, io));

@@ -63,24 +63,46 @@ export function readConfiguredRow<Status extends string>(
   };
 }
 
+/** Every row of the table, oldest first. */
+export function listConfiguredRows<Status extends string>(
+  db: SqliteDatabase,
+  table: ConfiguredTable,
+): ConfiguredRow<Status>[] {
+  const ids = db
+    .prepare(`SELECT id FROM ${table} ORDER BY created_at, id`)
+    .pluck()
+    .all() as string[];
+  return ids.map((id) => readConfiguredRow<Status>(db, table, id) as ConfiguredRow<Status>);
+}
+
+/** How a conflict is reported: the row's noun ("search") and the error class. */
+export interface ConflictReport {
+  readonly noun: string;
+  readonly error: new (message: string) => StoreError;
+}
+
 /**
  * Creates the row with status "running", or, when it exists, checks that its configuration is
- * the same (else throws `conflict(keys that differ)`) and marks it running again. Returns
- * whether it existed (a resume).
+ * the same (else throws the conflict's error naming the keys that differ) and marks it running
+ * again. Returns whether it existed (a resume).
  */
 export function beginConfiguredRow(
   db: SqliteDatabase,
   table: ConfiguredTable,
   id: string,
   config: Record<string, JsonValue>,
-  conflict: (differ: string[]) => StoreError,
+  conflict: ConflictReport,
 ): boolean {
   const existing = readConfiguredRow(db, table, id);
   if (existing) {
     const differ = Object.keys({ ...existing.config, ...config }).filter(
       (key) => JSON.stringify(existing.config[key]) !== JSON.stringify(config[key]),
     );
-    if (differ.length > 0) throw conflict(differ);
+    if (differ.length > 0) {
+      throw new conflict.error(
+        `${conflict.noun} "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
+      );
+    }
     setConfiguredStatus(db, table, id, "running");
     return true;
   }

@@ -12,6 +12,7 @@
 import {
   beginConfiguredRow,
   type ConfiguredRow,
+  listConfiguredRows,
   openStore,
   readConfiguredRow,
   setConfiguredStatus,
@@ -82,11 +83,7 @@ export class QdStore {
 
   /** Every CycleQD run, oldest first. */
   listRuns(): QdRunRow[] {
-    const ids = this.db
-      .prepare("SELECT id FROM qd_runs ORDER BY created_at, id")
-      .pluck()
-      .all() as string[];
-    return ids.map((id) => this.getRun(id) as QdRunRow);
+    return listConfiguredRows<QdStatus>(this.db, "qd_runs");
   }
 
   /**
@@ -97,16 +94,10 @@ export class QdStore {
     id: string,
     config: Record<string, JsonValue>,
   ): { resumed: boolean; lastGeneration: number } {
-    const resumed = beginConfiguredRow(
-      this.db,
-      "qd_runs",
-      id,
-      config,
-      (differ) =>
-        new QdConflictError(
-          `CycleQD run "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
-        ),
-    );
+    const resumed = beginConfiguredRow(this.db, "qd_runs", id, config, {
+      noun: "CycleQD run",
+      error: QdConflictError,
+    });
     return { resumed, lastGeneration: this.lastGeneration(id) };
   }
 

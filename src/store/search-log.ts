@@ -6,6 +6,7 @@
 import {
   beginConfiguredRow,
   type ConfiguredRow,
+  listConfiguredRows,
   openStore,
   readConfiguredRow,
   setConfiguredStatus,
@@ -153,8 +154,7 @@ export class SearchStore {
   }
 
   listSearches(): SearchRow[] {
-    const ids = this.db.prepare("SELECT id FROM searches ORDER BY created_at, id").pluck().all();
-    return ids.map((id) => this.getSearch(id as string) as SearchRow);
+    return listConfiguredRows<SearchStatus>(this.db, "searches");
   }
 
   /**
@@ -162,16 +162,10 @@ export class SearchStore {
    * and marks it running again. Returns whether it existed (a resume) and its log.
    */
   beginSearch(id: string, config: Record<string, JsonValue>): { resumed: boolean; log: SearchLog } {
-    const resumed = beginConfiguredRow(
-      this.db,
-      "searches",
-      id,
-      config,
-      (differ) =>
-        new SearchConflictError(
-          `search "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
-        ),
-    );
+    const resumed = beginConfiguredRow(this.db, "searches", id, config, {
+      noun: "search",
+      error: SearchConflictError,
+    });
     return { resumed, log: this.log(id) };
   }
 

@@ -14,6 +14,7 @@
 import {
   beginConfiguredRow,
   type ConfiguredRow,
+  listConfiguredRows,
   openStore,
   readConfiguredRow,
   setConfiguredStatus,
@@ -161,11 +162,7 @@ export class TrainingStore {
 
   /** Every training run, oldest first. */
   listRuns(): TrainingRunRow[] {
-    const ids = this.db
-      .prepare("SELECT id FROM training_runs ORDER BY created_at, id")
-      .pluck()
-      .all() as string[];
-    return ids.map((id) => this.getRun(id) as TrainingRunRow);
+    return listConfiguredRows<TrainingStatus>(this.db, "training_runs");
   }
 
   /**
@@ -174,16 +171,10 @@ export class TrainingStore {
    * when none).
    */
   beginRun(id: string, config: Record<string, JsonValue>): { resumed: boolean; lastStep: number } {
-    const resumed = beginConfiguredRow(
-      this.db,
-      "training_runs",
-      id,
-      config,
-      (differ) =>
-        new TrainingConflictError(
-          `training run "${id}" already exists with a different configuration (${differ.join(", ")}); choose another --run-id`,
-        ),
-    );
+    const resumed = beginConfiguredRow(this.db, "training_runs", id, config, {
+      noun: "training run",
+      error: TrainingConflictError,
+    });
     return { resumed, lastStep: this.lastStep(id) };
   }
 

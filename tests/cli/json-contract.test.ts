@@ -272,6 +272,34 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(archive).toMatchObject({ runId: "q1", generation: 2, lastGeneration: 2 });
   }, 60_000);
 
+  it("qd --agent-config: CycleQD over LLM agent configurations", async () => {
+    const server = await startFakeModelServer({
+      rule: () => ({ content: "Thought:\nLook around.\n\nAction:\nturn left" }),
+    });
+    try {
+      const seed = join(dir, "seed-config.json");
+      writeFileSync(seed, JSON.stringify({ parts: [{ name: "role", text: "Reach the goal." }] }));
+      const model = `openai-compatible:${server.openaiBaseUrl}#m`;
+      const out = expectJson(
+        await cli(
+          ...["qd", "--tasks", "maze,gridworld", "--agent-config", `gridworld=${seed}`],
+          ...["--model", model, "--mutator-model", model, "--generations", "2"],
+          ...["--search-tasks", "1", "--test-tasks", "1", "--max-turns", "2"],
+          ...["--run-id", "qa", "--db", db, "--dir", join(dir, "qa"), "--json"],
+        ),
+        "clade.qd-agent/1",
+      );
+      expect(out).toMatchObject({ runId: "qa", generations: 2, tasks: ["maze", "gridworld"] });
+      const archive = expectJson(
+        await cli("archive", "qa", "--db", db, "--json"),
+        "clade.archive/1",
+      );
+      expect(archive).toMatchObject({ runId: "qa", generation: 2 });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it("curves of a stored training run", async () => {
     const store = new TrainingStore(RunStore.open(db).db);
     store.beginRun("tr", { env: "maze", estimator: "grpo", seed: 0 });

@@ -4,11 +4,13 @@
  * tasks. The same command resumes a run whose log was cut where a kill cuts it, and goes on to
  * the archives an uninterrupted run reaches; bad input is one line and writes nothing.
  */
+import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/database.js";
+import { QdStore } from "../../src/store/qd-log.js";
 import { runCli } from "../fixtures/cli.js";
 
 let dir: string;
@@ -125,6 +127,42 @@ describe("clade qd", () => {
     const again = await archiveJson(cut, "a");
     const uninterrupted = await archiveJson(db, "a");
     expect(again.archives).toEqual(uninterrupted.archives);
+  }, 120_000);
+
+  it("resumes a run killed by SIGKILL mid-search, on the uninterrupted run's archives", async () => {
+    const killed = join(dir, "killed.db");
+    const bin = join(import.meta.dirname, "..", "..", "bin", "clade.js");
+    const child = spawn(process.execPath, [bin, ...qdArgs("k", killed, 30), "--quiet"], {
+      stdio: "ignore",
+    });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    // Kill once a few generations are stored (the search is under way), never after the end.
+    const deadline = Date.now() + 60_000;
+    let stored = -1;
+    while (Date.now() < deadline && stored < 3) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (!existsSync(killed)) continue;
+      try {
+        const store = QdStore.open(killed, { readonly: true });
+        try {
+          stored = store.getRun("k") ? store.lastGeneration("k") : -1;
+        } finally {
+          store.close();
+        }
+      } catch {
+        // The file is being created, or its tables are not there yet.
+      }
+    }
+    child.kill("SIGKILL");
+    await exited;
+    expect(stored).toBeGreaterThanOrEqual(3);
+    const resumed = await runCli(...qdArgs("k", killed, 30), "--json");
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ resumed: true, generations: 30 });
+    // Same seed and settings as run "a": its generations are the first of this run's.
+    const atEight = await archiveJson(killed, "k", "--generation", String(GENERATIONS));
+    const uninterrupted = await archiveJson(db, "a", "--generation", String(GENERATIONS));
+    expect(atEight.archives).toEqual(uninterrupted.archives);
   }, 120_000);
 
   it("extends a finished run with more generations, and refuses another configuration", async () => {

@@ -13,6 +13,8 @@
  * Resume: the same command continues a killed run. Training resumes from its checkpoints; the
  * archives are replayed from the stored records, and since every generation's randomness is
  * keyed by (seed, generation), the run goes on exactly as an uninterrupted one.
+ *
+ * With --agent-config TASK=FILE the genomes are LLM agent configurations instead: qd-agent.ts.
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -28,22 +30,27 @@ import {
   type CycleState,
   type GenerationRecord,
   type InitRecord,
-  initCycle,
-  runCycle,
   type Variant,
 } from "../../improve/qd/cycle.js";
 import { type QdTask, type TrainingPhase, trainBaseAndExperts } from "../../improve/qd/experts.js";
 import { policyFinalists } from "../../improve/qd/final.js";
 import { createPolicyGenome, FilePolicyStore } from "../../improve/qd/policy-genome.js";
-import { parseCycleRecord, replayCycle } from "../../improve/qd/replay.js";
+import { recordSummary, runStoredCycle } from "../../improve/qd/stored-cycle.js";
 import { loadPolicy, type PolicyModel, savePolicy } from "../../improve/rl/policy/model.js";
 import type { StepMetrics } from "../../improve/rl/train/train.js";
 import { QdStore } from "../../store/qd-log.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions, runIdSchema } from "../options.js";
-import { formatInterval, renderTable } from "../table.js";
 import { throttled, withInterruption } from "./evolve.js";
+import type { RawQdAgentOptions } from "./qd-agent.js";
+import {
+  archivesJson,
+  comparisonJson,
+  fixed,
+  renderArchiveStats,
+  renderComparison,
+} from "./qd-report.js";
 
 /** Defaults of the command (the algorithm's own are in src/improve/qd/cycle.ts). */
 export const QD_DEFAULTS = {
@@ -56,17 +63,12 @@ export const QD_DEFAULTS = {
 
 const VARIANT_NAMES = ["paper", "released"] as const;
 
-const qdOptionsSchema = z.object({
+/** The options of the search itself, the same for policies and agent configurations. */
+export const QD_SEARCH_OPTIONS = {
   tasks: z.string().min(1, "must not be empty"),
   variant: z.enum(VARIANT_NAMES, { error: "must be paper or released" }).optional(),
   generations: integerOption(0, 1_000_000).optional(),
   runId: runIdSchema,
-  expert: z.array(z.string()).optional(),
-  base: z.string().min(1, "must not be empty").optional(),
-  baseSteps: integerOption(1, 100_000).optional(),
-  expertSteps: integerOption(1, 100_000).optional(),
-  batch: integerOption(1, 4096).optional(),
-  group: integerOption(2, 1024).optional(),
   searchTasks: integerOption(1, 100_000).optional(),
   testTasks: integerOption(0, 100_000).optional(),
   bins: integerOption(2, 1000).optional(),
@@ -77,12 +79,22 @@ const qdOptionsSchema = z.object({
   db: z.string().min(1, "must not be empty"),
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
+};
+
+const qdOptionsSchema = z.object({
+  ...QD_SEARCH_OPTIONS,
+  expert: z.array(z.string()).optional(),
+  base: z.string().min(1, "must not be empty").optional(),
+  baseSteps: integerOption(1, 100_000).optional(),
+  expertSteps: integerOption(1, 100_000).optional(),
+  batch: integerOption(1, 4096).optional(),
+  group: integerOption(2, 1024).optional(),
 });
 
 export type RawQdOptions = z.input<typeof qdOptionsSchema>;
 
 /** One task as written in --tasks: an environment and, optionally, its train tasks. */
-interface TaskSpec {
+export interface TaskSpec {
   readonly label: string;
   readonly env: EnvDefinition;
   readonly train: number[];
@@ -132,7 +144,7 @@ export function parseQdTasks(text: string): TaskSpec[] {
 }
 
 /** "0:1,0:0.5" → one range per task; [0, 1] for every task when not given. */
-function parseRanges(text: string | undefined, count: number): ScoreRange[] {
+export function parseRanges(text: string | undefined, count: number): ScoreRange[] {
   if (text === undefined) return Array.from({ length: count }, () => ({ min: 0, max: 1 }));
   const ranges = text.split(",").map((part) => {
     const match = /^\s*(-?\d+(?:\.\d+)?)\s*:\s*(-?\d+(?:\.\d+)?)\s*$/.exec(part);
@@ -147,16 +159,21 @@ function parseRanges(text: string | undefined, count: number): ScoreRange[] {
   return ranges;
 }
 
-/** --expert TASK=FILE, TASK a label of --tasks (or its environment's name when unambiguous). */
-function expertFiles(
+/**
+ * --expert TASK=FILE, TASK a label of --tasks (or its environment's name when unambiguous); also
+ * --agent-config's (qd-agent.ts), named by `flag` with its `example`.
+ */
+export function expertFiles(
   entries: readonly string[],
   specs: readonly TaskSpec[],
+  flag = "--expert",
+  example = "maze=maze.safetensors",
 ): (string | undefined)[] {
   const files: (string | undefined)[] = specs.map(() => undefined);
   for (const entry of entries) {
     const eq = entry.indexOf("=");
     if (eq <= 0 || eq === entry.length - 1) {
-      throw new UsageError(`--expert "${entry}": use TASK=FILE, e.g. maze=maze.safetensors`);
+      throw new UsageError(`${flag} "${entry}": use TASK=FILE, e.g. ${example}`);
     }
     const name = entry.slice(0, eq);
     let k = specs.findIndex((s) => s.label === name);
@@ -166,10 +183,10 @@ function expertFiles(
     }
     if (k < 0) {
       throw new UsageError(
-        `--expert ${entry}: "${name}" is not one of --tasks (${specs.map((s) => s.label).join(", ")})`,
+        `${flag} ${entry}: "${name}" is not one of --tasks (${specs.map((s) => s.label).join(", ")})`,
       );
     }
-    if (files[k] !== undefined) throw new UsageError(`--expert gives task ${name} twice`);
+    if (files[k] !== undefined) throw new UsageError(`${flag} gives task ${name} twice`);
     files[k] = resolve(entry.slice(eq + 1));
   }
   return files;
@@ -184,18 +201,131 @@ async function loadGiven(path: string, what: string): Promise<PolicyModel> {
   }
 }
 
-const sha256Of = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
-const fixed = (value: number | null, digits = 3) =>
-  value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(digits);
+export const sha256Of = (path: string) =>
+  createHash("sha256").update(readFileSync(path)).digest("hex");
 
-/** Mean coverage and summed QD-score over the archives after a generation. */
-function summary(record: InitRecord | GenerationRecord) {
-  const coverage = record.stats.reduce((a, s) => a + s.coverage, 0) / record.stats.length;
-  const qdScore = record.stats.reduce((a, s) => a + s.qdScore, 0);
-  return { coverage, qdScore };
+/** What both paths of `clade qd` take from the search options (defaults applied). */
+export function searchSettings(
+  options: {
+    variant?: Variant | undefined;
+    generations?: number | undefined;
+    searchTasks?: number | undefined;
+    testTasks?: number | undefined;
+    seed?: number | undefined;
+    bins?: number | undefined;
+  },
+  specs: readonly TaskSpec[],
+) {
+  const searchCount = options.searchTasks ?? QD_DEFAULTS.searchTasks;
+  const testCount = options.testTasks ?? QD_DEFAULTS.testTasks;
+  const tasks: QdTask[] = specs.map((s) => {
+    const { test } = s.env.info.splits;
+    return {
+      label: s.label,
+      env: s.env,
+      train: s.train,
+      search: s.train.slice(0, searchCount),
+      test: Array.from(
+        { length: Math.min(testCount, test.end - test.start) },
+        (_, i) => test.start + i,
+      ),
+    };
+  });
+  return {
+    variant: options.variant ?? ("paper" as Variant),
+    generations: options.generations ?? QD_DEFAULTS.generations,
+    seed: options.seed ?? 0,
+    bins: options.bins ?? CYCLEQD_BINS,
+    testCount,
+    tasks,
+  };
 }
 
-export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
+/** The start of a stored run's configuration: the genome kind, the tasks and the archives' shape. */
+export function storedSearchHead(
+  kind: string,
+  tasks: readonly QdTask[],
+  search: { variant: Variant; ranges: readonly ScoreRange[]; bins: number; seed: number },
+): Record<string, JsonValue> {
+  return {
+    kind,
+    tasks: tasks.map((t) => ({
+      label: t.label,
+      env: t.env.info.name,
+      envVersion: t.env.info.version,
+      train: formatTaskRange(t.train),
+      search: formatTaskRange(t.search),
+    })),
+    variant: search.variant,
+    ranges: search.ranges.map((r) => ({ min: r.min, max: r.max })),
+    bins: search.bins,
+    seed: search.seed,
+  };
+}
+
+/**
+ * Runs a stored CycleQD run's body with Ctrl-C / SIGTERM as an abort, and records how it ended:
+ * complete (exit 0); stopped by a signal (exit 130/143: the same command resumes); or stopped by
+ * an error, which is thrown on.
+ */
+export async function runStoredQd(
+  store: QdStore,
+  runId: string,
+  io: CliIo,
+  body: (signal: AbortSignal) => Promise<number>,
+): Promise<number> {
+  let exitCode: number;
+  try {
+    exitCode = await withInterruption(body, io);
+  } catch (error) {
+    store.setStatus(runId, "stopped", "error");
+    throw error;
+  }
+  store.setStatus(runId, exitCode === 0 ? "complete" : "stopped", exitCode === 0 ? null : "signal");
+  return exitCode;
+}
+
+/** The progress line: the generation, its quality task, coverage, QD-score and errored count. */
+export function qdProgressLine(
+  runId: string,
+  record: InitRecord | GenerationRecord,
+  generations: number,
+  labels: readonly string[],
+  errored: number,
+): string {
+  const { coverage, qdScore } = recordSummary(record);
+  const q = "qualityTask" in record ? `, quality ${labels[record.qualityTask]}` : "";
+  return `qd ${runId}: generation ${record.generation}/${generations}${q}, coverage ${fixed(coverage)}, QD-score ${fixed(qdScore)}, errored ${errored}`;
+}
+
+/** Options of the --agent-config path only (qd-agent.ts), by flag. */
+const AGENT_CONFIG_ONLY = {
+  model: "--model",
+  mutatorModel: "--mutator-model",
+  pool: "--pool",
+  samples: "--samples",
+  maxTurns: "--max-turns",
+  timeout: "--timeout",
+  config: "--config",
+} as const;
+
+export async function qdCommand(
+  raw: RawQdOptions & Partial<Record<"agentConfig" | keyof typeof AGENT_CONFIG_ONLY, unknown>>,
+  io: CliIo,
+): Promise<number> {
+  // LLM agent configurations instead of embedded policies: their own command body.
+  if (raw.agentConfig !== undefined) {
+    const { qdAgentCommand } = await import("./qd-agent.js");
+    return qdAgentCommand(raw as RawQdAgentOptions, io);
+  }
+  const agentOnly = Object.entries(AGENT_CONFIG_ONLY).flatMap(([key, flag]) =>
+    raw[key as keyof typeof AGENT_CONFIG_ONLY] === undefined ? [] : [flag],
+  );
+  if (agentOnly.length > 0) {
+    throw new UsageError(
+      `${agentOnly.join(", ")} appl${agentOnly.length === 1 ? "ies" : "y"} to LLM agent configurations only: add --agent-config TASK=FILE`,
+    );
+  }
   const options = parseOptions(qdOptionsSchema, raw);
   // Everything is checked before the store is opened: bad input writes nothing.
   const specs = parseQdTasks(options.tasks);
@@ -210,25 +340,7 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
   const givenExperts = await Promise.all(
     files.map((f, k) => (f ? loadGiven(f, `--expert ${specs[k]?.label}`) : undefined)),
   );
-  const variant: Variant = options.variant ?? "paper";
-  const generations = options.generations ?? QD_DEFAULTS.generations;
-  const searchCount = options.searchTasks ?? QD_DEFAULTS.searchTasks;
-  const testCount = options.testTasks ?? QD_DEFAULTS.testTasks;
-  const seed = options.seed ?? 0;
-  const bins = options.bins ?? CYCLEQD_BINS;
-  const tasks: QdTask[] = specs.map((s) => {
-    const { test } = s.env.info.splits;
-    return {
-      label: s.label,
-      env: s.env,
-      train: s.train,
-      search: s.train.slice(0, searchCount),
-      test: Array.from(
-        { length: Math.min(testCount, test.end - test.start) },
-        (_, i) => test.start + i,
-      ),
-    };
-  });
+  const { variant, generations, seed, bins, testCount, tasks } = searchSettings(options, specs);
   const training = {
     ...(options.batch !== undefined ? { batchTasks: options.batch } : {}),
     ...(options.group !== undefined ? { groupSize: options.group } : {}),
@@ -236,18 +348,7 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
   const baseSteps = options.baseSteps ?? QD_DEFAULTS.baseSteps;
   const expertSteps = options.expertSteps ?? QD_DEFAULTS.expertSteps;
   const config: Record<string, JsonValue> = {
-    kind: "policy",
-    tasks: tasks.map((t) => ({
-      label: t.label,
-      env: t.env.info.name,
-      envVersion: t.env.info.version,
-      train: formatTaskRange(t.train),
-      search: formatTaskRange(t.search),
-    })),
-    variant,
-    ranges: ranges.map((r) => ({ min: r.min, max: r.max })),
-    bins,
-    seed,
+    ...storedSearchHead("policy", tasks, { variant, ranges, bins, seed }),
     base: options.base
       ? { file: resolve(options.base), sha256: sha256Of(resolve(options.base)) }
       : { baseSteps },
@@ -263,9 +364,8 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
   mkdirSync(dirname(resolve(options.db)), { recursive: true });
   const store = QdStore.open(options.db);
   try {
-    const { resumed, lastGeneration } = store.beginRun(options.runId, config);
-    let stopped = true;
-    const exitCode = await withInterruption(async (signal) => {
+    const { resumed } = store.beginRun(options.runId, config);
+    return await runStoredQd(store, options.runId, io, async (signal) => {
       // -- 1. The base and the experts --
       const trainingProgress = throttled(progress, (phase: TrainingPhase, m: StepMetrics) => {
         const who = phase.kind === "base" ? "base" : `expert ${tasks[phase.task]?.label}`;
@@ -298,53 +398,32 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
       });
       const genomes = new FilePolicyStore(join(dir, "elites"));
       const setup = { genome, store: genomes, seed, variant };
-      let state: CycleState;
-      if (lastGeneration >= 0) {
-        const records = store
-          .generations(options.runId)
-          .map((row) => parseCycleRecord(row.record, row.generation));
-        state = replayCycle({ ranges, bins }, records);
-        say(`qd ${options.runId}: resumed after generation ${state.generation}`);
-      } else {
-        const init = await initCycle(setup, { experts: trained.experts, ranges, bins, signal });
-        state = init.state;
-        const s = summary(init.record);
-        store.appendGeneration(options.runId, {
-          generation: 0,
-          qualityTask: null,
-          coverage: s.coverage,
-          qdScore: s.qdScore,
-          errored: init.record.experts.some((e) => e.error !== null),
-          record: init.record as unknown as JsonValue,
-        });
-      }
-      const report = (record: InitRecord | GenerationRecord, errored: number) => {
-        const s = summary(record);
-        const q = "qualityTask" in record ? `, quality ${tasks[record.qualityTask]?.label}` : "";
-        return `qd ${options.runId}: generation ${record.generation}/${generations}${q}, coverage ${fixed(s.coverage)}, QD-score ${fixed(s.qdScore)}, errored ${errored}`;
-      };
+      const labels = tasks.map((t) => t.label);
       const generationProgress = throttled(progress, (record: GenerationRecord, errored: number) =>
-        say(report(record, errored)),
+        say(qdProgressLine(options.runId, record, generations, labels, errored)),
       );
-      let lastRecord: GenerationRecord | undefined;
-      const run = await runCycle(setup, state, {
+      let lastRecord: InitRecord | GenerationRecord | undefined;
+      const run = await runStoredCycle({
+        store,
+        runId: options.runId,
+        setup,
+        experts: () => trained.experts,
+        ranges,
+        bins,
         generations,
         signal,
-        onGeneration: (record, now) => {
-          const s = summary(record);
-          store.appendGeneration(options.runId, {
-            generation: record.generation,
-            qualityTask: record.qualityTask,
-            coverage: s.coverage,
-            qdScore: s.qdScore,
-            errored: record.child.error !== null,
-            record: record as unknown as JsonValue,
-          });
+        onRecord: (record, now) => {
           lastRecord = record;
-          generationProgress(record, now.errored);
+          if (record.generation > 0) generationProgress(record as GenerationRecord, now.errored);
         },
       });
-      if (lastRecord) say(report(lastRecord, state.errored));
+      const { state } = run;
+      if (run.resumedAfter !== undefined) {
+        say(`qd ${options.runId}: resumed after generation ${run.resumedAfter}`);
+      }
+      if (lastRecord) {
+        say(qdProgressLine(options.runId, lastRecord, generations, labels, state.errored));
+      }
       if (run.stopped === "aborted") return 130;
 
       // -- 3. The finalists on held-out test tasks --
@@ -371,7 +450,6 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
           signal,
         );
       }
-      stopped = false;
       const result = {
         schema: "clade.qd/1",
         runId: options.runId,
@@ -381,9 +459,7 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
         generations: state.generation,
         resumed,
         errored: state.errored,
-        archives: state.archives
-          .stats()
-          .map((s, k) => ({ task: tasks[k]?.label ?? String(k), ...s })),
+        archives: archivesJson(state, labels),
         finalists: {
           bestMean: {
             id: finalists.bestMean.elite.id,
@@ -391,12 +467,7 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
           },
           merge: { members: finalists.merge.elites.map((e) => e.id) },
         },
-        test: comparison.map((c) => ({
-          name: c.name,
-          mean: c.mean,
-          meanInterval: c.meanInterval,
-          perTask: c.perTask.map((t, k) => ({ task: tasks[k]?.label ?? String(k), ...t })),
-        })),
+        test: comparisonJson(comparison, labels),
         dir,
       };
       if (options.json) {
@@ -405,9 +476,7 @@ export async function qdCommand(raw: RawQdOptions, io: CliIo): Promise<number> {
       }
       io.stdout(`${renderQdResult(result, comparison, tasks, state)}\n`);
       return 0;
-    }, io);
-    store.setStatus(options.runId, stopped ? "stopped" : "complete", stopped ? "signal" : null);
-    return exitCode;
+    });
   } finally {
     store.close();
   }
@@ -428,33 +497,12 @@ function renderQdResult(
 ): string {
   const lines = [
     `CycleQD ${result.runId}: ${result.variant} variant, seed ${result.seed}, ${result.generations} generations, ${result.errored} errored evaluation(s)`,
-    renderTable(
-      ["archive (quality)", "elites", "coverage", "QD-score", "max", "mean"],
-      state.archives
-        .stats()
-        .map((s, k) => [
-          tasks[k]?.label ?? String(k),
-          `${s.elites}/${s.cells}`,
-          fixed(s.coverage),
-          fixed(s.qdScore),
-          fixed(s.objMax),
-          fixed(s.objMean),
-        ]),
+    renderArchiveStats(
+      state,
+      tasks.map((t) => t.label),
     ),
   ];
-  if (comparison.length > 0) {
-    lines.push(
-      `held-out test tasks (greedy success, 95% bootstrap intervals; ${tasks.map((t) => `${t.label} ${t.test.length}`).join(", ")})`,
-      renderTable(
-        ["policy", ...tasks.map((t) => t.label), "mean"],
-        comparison.map((c) => [
-          c.name,
-          ...c.perTask.map((t) => `${fixed(t.rate)} ${formatInterval(t.interval)}`),
-          `${fixed(c.mean)} ${formatInterval(c.meanInterval)}`,
-        ]),
-      ),
-    );
-  }
+  lines.push(...renderComparison(comparison, tasks, "policy"));
   lines.push(
     `finalists: ${join(result.dir, "final-best-mean.safetensors")}, ${join(result.dir, "final-merge.safetensors")}; archives: clade archive ${result.runId}`,
   );

@@ -26,18 +26,22 @@ export interface TaskResult {
   readonly errors: number;
 }
 
-export interface PolicyComparison {
+/** One genome (a policy, an agent configuration) on every task's test tasks. */
+export interface Comparison {
   readonly name: string;
   /** One per QD task, in task order. */
   readonly perTask: TaskResult[];
   /** Unweighted mean of the per-task rates, with its stratified interval. */
   readonly mean: number;
   readonly meanInterval: Interval;
+}
+
+export interface PolicyComparison extends Comparison {
   readonly envSteps: number;
 }
 
 /** Each task's played scores (errored tasks left out). */
-type Played = number[][];
+type Played = readonly (readonly number[])[];
 
 const average = (xs: readonly number[]) =>
   xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -74,8 +78,7 @@ export async function comparePolicy(
   tasks: readonly QdTask[],
   signal?: AbortSignal,
 ): Promise<PolicyComparison> {
-  const played: Played = [];
-  const perTask: TaskResult[] = [];
+  const played: PlayedTask[] = [];
   let envSteps = 0;
   for (const task of tasks) {
     const result = await evaluatePolicy({
@@ -86,21 +89,33 @@ export async function comparePolicy(
       ...(signal ? { signal } : {}),
     });
     envSteps += result.envSteps;
-    const scores = result.taskScores.filter((s): s is number => s !== null);
-    played.push(scores);
-    perTask.push({
-      rate: average(scores),
-      interval: bootstrapInterval(scores, average, { resamples: COMPARISON_RESAMPLES }),
-      tasks: scores.length,
-      errors: result.taskScores.length - scores.length,
+    played.push({
+      scores: result.taskScores.filter((s): s is number => s !== null),
+      total: result.taskScores.length,
     });
   }
+  return { ...comparisonOf(name, played), envSteps };
+}
+
+/** One task's test tasks as played: the scores of those that did not error, and how many there were. */
+export interface PlayedTask {
+  readonly scores: readonly number[];
+  readonly total: number;
+}
+
+/** Per-task rates with bootstrap intervals, and their mean with its stratified interval. */
+export function comparisonOf(name: string, played: readonly PlayedTask[]): Comparison {
+  const perTask = played.map(({ scores, total }) => ({
+    rate: average(scores),
+    interval: bootstrapInterval(scores, average, { resamples: COMPARISON_RESAMPLES }),
+    tasks: scores.length,
+    errors: total - scores.length,
+  }));
   return {
     name,
     perTask,
     mean: average(perTask.map((t) => t.rate)),
-    meanInterval: stratifiedMeanInterval(played),
-    envSteps,
+    meanInterval: stratifiedMeanInterval(played.map((p) => p.scores)),
   };
 }
 

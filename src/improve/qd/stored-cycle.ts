@@ -5,8 +5,9 @@
  * generation that was running when the kill came is redone with the same keyed draws, so the
  * run reaches the archives an uninterrupted run reaches.
  */
-import type { JsonValue } from "../../store/search-log.js";
+
 import type { QdStore } from "../../store/qd-log.js";
+import type { JsonValue } from "../../store/search-log.js";
 import type { ScoreRange } from "./archive.js";
 import {
   type CycleSetup,
@@ -68,7 +69,9 @@ function append(
   });
 }
 
-export async function runStoredCycle<G>(options: StoredCycleOptions<G>): Promise<StoredCycleResult> {
+export async function runStoredCycle<G>(
+  options: StoredCycleOptions<G>,
+): Promise<StoredCycleResult> {
   const { store, runId, setup, ranges, bins, signal, onRecord } = options;
   let state: CycleState;
   let resumedAfter: number | undefined;

@@ -31,17 +31,15 @@ const TASKS: QdTask[] = [
   },
 ];
 const TRAINING = { batchTasks: 8, groupSize: 4, featureDim: 1024, hidden: 16, valueHidden: 8 };
+/** What every training call here shares (and `dir` to keep checkpoints). */
+const SETTINGS = { tasks: TASKS, baseSteps: 2, expertSteps: 6, seed: 5, hyperparameters: TRAINING };
 
 let dir: string;
 let trained: TrainedExperts;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "clade-qd-policies-"));
   trained = await trainBaseAndExperts({
-    tasks: TASKS,
-    baseSteps: 2,
-    expertSteps: 6,
-    seed: 5,
-    hyperparameters: TRAINING,
+    ...SETTINGS,
     dir,
   });
 }, 60_000);
@@ -65,11 +63,7 @@ describe("the base and the experts", () => {
     expect(set.env.info.name).toBe("maze+gridworld");
     expect(set.trainTasks).toHaveLength(80);
     const again = await trainBaseAndExperts({
-      tasks: TASKS,
-      baseSteps: 2,
-      expertSteps: 6,
-      seed: 5,
-      hyperparameters: TRAINING,
+      ...SETTINGS,
       dir,
     });
     expect([again.base, ...again.experts].map(policyId)).toEqual(
@@ -79,11 +73,7 @@ describe("the base and the experts", () => {
 
   it("uses given experts as they are and refuses them without their base", async () => {
     const given = await trainBaseAndExperts({
-      tasks: TASKS,
-      baseSteps: 2,
-      expertSteps: 6,
-      seed: 5,
-      hyperparameters: TRAINING,
+      ...SETTINGS,
       base: trained.base,
       experts: trained.experts,
     });

@@ -4,40 +4,20 @@
  * errors now and then so that the errored count is replayed too.
  */
 import { describe, expect, it } from "vitest";
-import type { Rng } from "../../../src/env/rng.js";
 import {
   cycleStateToJSON,
   type GenerationRecord,
-  type Genome,
   initCycle,
   MemoryGenomeStore,
   runCycle,
 } from "../../../src/improve/qd/cycle.js";
 import { type CycleRecord, parseCycleRecord, replayCycle } from "../../../src/improve/qd/replay.js";
+import { EXPERTS, RANGES, type Vec, vectorGenome } from "./vector-genome.js";
 
-type Vec = readonly number[];
-const K = 3;
-const RANGES = [0, 1, 2].map(() => ({ min: 0, max: 1 }));
-const EXPERTS: Vec[] = [
-  [0.9, 0.1, 0.1],
-  [0.1, 0.9, 0.1],
-  [0.1, 0.1, 0.9],
-];
-const clamp01 = (v: number) => Math.min(Math.max(v, 0), 1);
-
-const genome: Genome<Vec> = {
-  crossover: (parents: readonly Vec[], rng: Rng) => {
-    const w = rng.next();
-    return (parents[0] as Vec).map((v, j) => w * v + (1 - w) * ((parents[1] as Vec)[j] as number));
-  },
-  mutate: (child: Vec, _q: number, rng: Rng) => child.map((v) => v + (rng.next() - 0.5) * 0.3),
-  async evaluate(x: Vec) {
-    // Every child whose first coordinate lands in a thin band errors: never scored.
-    if ((x[0] as number) > 0.4 && (x[0] as number) < 0.45) throw new Error("flaky evaluation");
-    return x.map((v, k) => clamp01(v - 0.25 * (x[(k + 1) % K] as number)));
-  },
-  id: (x: Vec) => `v:${x.map((v) => v.toFixed(12)).join(",")}`,
-};
+// Every child whose first coordinate lands in a thin band errors: never scored.
+const genome = vectorGenome((x) => {
+  if ((x[0] as number) > 0.4 && (x[0] as number) < 0.45) throw new Error("flaky evaluation");
+});
 
 async function liveRun(generations: number) {
   const setup = {
