@@ -3,6 +3,7 @@ import type { EnvDefinition } from "../env/types.js";
 import { CallRecorder } from "../model/call-record.js";
 import type { Model } from "../model/types.js";
 import { UnknownAgentError } from "./errors.js";
+import { faultyHelpdeskAssistant, solveHelpdesk } from "./helpdesk/assistant.js";
 import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
 import { createReactAgent } from "./react.js";
@@ -24,6 +25,12 @@ const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
   gridworld: solveGridworld,
   sql: solveSql,
   coding: solveCoding,
+  helpdesk: solveHelpdesk,
+};
+
+/** Agents that play one environment only: the name, and that environment's agent. */
+const ENV_AGENTS: Record<string, { env: string; create: ReferenceSolver }> = {
+  assistant: { env: "helpdesk", create: faultyHelpdeskAssistant },
 };
 
 export interface AgentFactory {
@@ -41,6 +48,10 @@ export const BUILTIN_AGENTS = [
   { name: "random", description: "uniformly random plausible actions (a floor to beat)" },
   { name: "react", description: "an LLM in AgentGym's Thought/Action text format (needs --model)" },
   { name: "tools", description: "an LLM calling an `act` function tool (needs --model)" },
+  {
+    name: "assistant",
+    description: "helpdesk only: the rule-based assistant with the seeded fault plan",
+  },
 ] as const;
 
 /** What LLM agents need: the model (shared across episodes) and their options. */
@@ -98,6 +109,13 @@ export function resolveAgent(name: string, env: EnvDefinition, llm?: LlmAgentSet
     if (!solver)
       throw new UnknownAgentError(`no reference solver for environment "${env.info.name}"`);
     return { name, create: solver };
+  }
+  const envAgent = ENV_AGENTS[name];
+  if (envAgent) {
+    if (env.info.name !== envAgent.env) {
+      throw new UnknownAgentError(`agent "${name}" plays only the ${envAgent.env} environment`);
+    }
+    return { name, create: envAgent.create };
   }
   const known = BUILTIN_AGENTS.map((a) => a.name).join(", ");
   throw new UnknownAgentError(`unknown agent "${name}" (known: ${known})`);

@@ -6,6 +6,7 @@
  */
 import { CODING_INFO } from "./coding/env.js";
 import { GRIDWORLD_INFO } from "./gridworld/env.js";
+import { HELPDESK_INFO } from "./helpdesk/text.js";
 import { MAZE_INFO } from "./maze/env.js";
 import { SQL_INFO } from "./sql/info.js";
 import { TEXTCRAFT_INFO } from "./textcraft/env.js";
@@ -21,6 +22,7 @@ export const BUILTIN_ENV_INFOS: readonly EnvInfo[] = [
   GRIDWORLD_INFO,
   SQL_INFO,
   CODING_INFO,
+  HELPDESK_INFO,
 ];
 
 /** The built-in environment's metadata, or undefined when clade has none of that name. */

@@ -2,6 +2,7 @@
 import { codingEnv } from "./coding/index.js";
 import { UnknownEnvError } from "./errors.js";
 import { gridworldEnv } from "./gridworld/index.js";
+import { helpdeskEnv } from "./helpdesk/index.js";
 import { mazeEnv } from "./maze/index.js";
 import { sqlEnv } from "./sql/index.js";
 import { textcraftEnv } from "./textcraft/index.js";
@@ -17,6 +18,7 @@ export const BUILTIN_ENVS: readonly SamplingEnvDefinition[] = [
   gridworldEnv,
   sqlEnv,
   codingEnv,
+  helpdeskEnv,
 ];
 
 export { UnknownEnvError };

@@ -31,7 +31,7 @@ export const ITEM_ID_STYLES: readonly ItemIdStyle[] = ["agentgym", "clade"];
  * AgentGym's item id prefix for an environment name, where it differs from the name: clade's
  * environments that play an AgentGym task (as `clade serve-env` mounts them) and AgentGym's
  * task names for LMRL-Gym's servers. Every other name (textcraft, todo, babyai, sqlgym, webshop,
- * ...) is AgentGym's own already, or has no AgentGym counterpart (coding, your own), and is kept.
+ * ...) is AgentGym's own already, or has no AgentGym counterpart (coding, helpdesk, your own), and is kept.
  * AgentEvol's filter knows webshop, alfworld, textcraft, sciworld, sqlgym, lmrlgym_wordle,
  * lmrlgym_maze, weather, movie, todo and babyai, and fails on any other prefix.
  */
