@@ -82,14 +82,21 @@ export function bootstrapInterval<T>(
     const value = statistic(sample);
     if (!Number.isNaN(value)) values.push(value);
   }
+  return percentileInterval(values, level);
+}
+
+/**
+ * The central `level` interval of the values by linear interpolation between order statistics
+ * (numpy's default percentile); sorts `values` in place. NaN bounds when there are none.
+ */
+export function percentileInterval(values: number[], level = 0.95): Interval {
+  if (values.length === 0) return { low: Number.NaN, high: Number.NaN };
   values.sort((a, b) => a - b);
   const quantile = (q: number) => {
-    if (values.length === 0) return Number.NaN;
     const position = q * (values.length - 1);
     const lower = Math.floor(position);
-    const upper = Math.ceil(position);
     const lo = values[lower] as number;
-    const hi = values[upper] as number;
+    const hi = values[Math.ceil(position)] as number;
     return lo + (hi - lo) * (position - lower);
   };
   const tail = (1 - level) / 2;

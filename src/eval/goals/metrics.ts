@@ -5,7 +5,7 @@
  * functions; an errored session (a judge failed on it) is counted apart and never scored.
  */
 import { createRng } from "../../env/rng.js";
-import type { BootstrapOptions, Interval } from "../metrics.js";
+import { type BootstrapOptions, type Interval, percentileInterval } from "../metrics.js";
 import type { TurnLabelFields } from "./labels.js";
 import { segmentGoals } from "./segment.js";
 import type { Taxonomy } from "./taxonomy.js";
@@ -104,21 +104,6 @@ function countSession(
 
 /** bootstrapInterval's stream: with one seed, a rate's interval equals what it would give. */
 const BOOTSTRAP_STREAM = 0xb007;
-
-/** The percentile interval of the values, interpolated as bootstrapInterval does. */
-function percentileInterval(values: number[], level: number): Interval {
-  if (values.length === 0) return { low: Number.NaN, high: Number.NaN };
-  values.sort((a, b) => a - b);
-  const at = (q: number) => {
-    const position = q * (values.length - 1);
-    const lower = Math.floor(position);
-    const lo = values[lower] as number;
-    const hi = values[Math.ceil(position)] as number;
-    return lo + (hi - lo) * (position - lower);
-  };
-  const tail = (1 - level) / 2;
-  return { low: at(tail), high: at(1 - tail) };
-}
 
 /**
  * Percentile bootstrap over sessions of several rates at once (numerator and denominator

@@ -8,7 +8,7 @@
  * (a stratified bootstrap), since tasks of different environments are not paired.
  */
 import { createRng } from "../../env/rng.js";
-import { bootstrapInterval, type Interval } from "../../eval/metrics.js";
+import { bootstrapInterval, type Interval, percentileInterval } from "../../eval/metrics.js";
 import type { PolicyModel } from "../rl/policy/model.js";
 import { evaluatePolicy } from "../rl/train/evaluate.js";
 import type { QdTask } from "./experts.js";
@@ -60,15 +60,7 @@ export function stratifiedMeanInterval(played: Played, seed = 0): Interval {
     }
     means.push(total / played.length);
   }
-  means.sort((a, b) => a - b);
-  const at = (q: number) => {
-    const position = q * (means.length - 1);
-    const lower = Math.floor(position);
-    const lo = means[lower] as number;
-    const hi = means[Math.ceil(position)] as number;
-    return lo + (hi - lo) * (position - lower);
-  };
-  return { low: at(0.025), high: at(0.975) };
+  return percentileInterval(means, 0.95);
 }
 
 /** Plays one policy on every task's test tasks. */
