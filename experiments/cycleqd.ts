@@ -27,7 +27,8 @@
  *
  * --report prints the tables from FILE alone.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+
+import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { findEnv } from "../src/env/registry.js";
@@ -44,6 +45,7 @@ import { policyFinalists } from "../src/improve/qd/final.js";
 import { createPolicyGenome, FilePolicyStore } from "../src/improve/qd/policy-genome.js";
 import { decodePolicy, encodePolicy, type PolicyModel } from "../src/improve/rl/policy/model.js";
 import { train } from "../src/improve/rl/train/train.js";
+import { readResults } from "./results-file.js";
 
 // ---- The design -----------------------------------------------------------------------------
 const TASK_NAMES = ["maze", "textcraft", "gridworld"] as const;
@@ -532,12 +534,7 @@ if (!(Number.isInteger(generations) && generations >= 1)) {
   throw new Error("--generations must be an integer ≥ 1");
 }
 const design = `K3-b${BASE_STEPS}-e${EXPERT_STEPS}-s${SEARCH_TASKS}-t${TEST_TASKS}-B${BINS}-G${generations}`;
-const records: Record_[] = existsSync(out)
-  ? readFileSync(out, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as Record_)
-  : [];
+const records = readResults<Record_>(out);
 
 if (!values.report) {
   mkdirSync(dirname(out), { recursive: true });

@@ -11,7 +11,8 @@
  * experiment resumes where it stopped; --shard I/N runs every N-th configuration (one process
  * per core); --report prints the tables from FILE alone.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+
+import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { findEnv } from "../src/env/registry.js";
@@ -19,6 +20,7 @@ import { depthForIndex } from "../src/env/textcraft/task.js";
 import type { EnvDefinition } from "../src/env/types.js";
 import { parseTaskRange } from "../src/eval/task-range.js";
 import { evaluatePolicy, type StepMetrics, train } from "../src/improve/rl/train/index.js";
+import { readResults } from "./results-file.js";
 
 // ---- The design -----------------------------------------------------------------------------
 /** Training steps per run, and the ScalingInter stage length (steps / 3). */
@@ -170,12 +172,7 @@ if (!(shards >= 1 && shard >= 0 && shard < shards)) {
   throw new Error(`--shard must be I/N with 0 ≤ I < N, got ${values.shard}`);
 }
 const seeds = Number(values.seeds);
-const done: RunResult[] = existsSync(out)
-  ? readFileSync(out, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as RunResult)
-  : [];
+const done = readResults<RunResult>(out);
 
 if (!values.report) {
   mkdirSync(dirname(out), { recursive: true });

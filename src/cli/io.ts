@@ -1,3 +1,6 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+
 /** Where the CLI writes, injectable so commands can be tested in-process. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -38,4 +41,9 @@ export function errorJson(
 ): string {
   const error = { kind, name, message, ...(stack === undefined ? {} : { stack }) };
   return `${JSON.stringify({ schema: "clade.error/1", error })}\n`;
+}
+
+/** sha256 of a file's bytes, hex: how stored configurations identify the files a run used. */
+export function sha256OfFile(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
 }

@@ -37,9 +37,9 @@ export function renderTable(head: readonly string[], rows: readonly (readonly Ce
     .concat("\n");
 }
 
-/** A number as a fixed-precision string; NaN (no data) prints as "n/a". */
-export function formatRate(value: number, digits = 3): string {
-  return Number.isNaN(value) ? "n/a" : value.toFixed(digits);
+/** A number as a fixed-precision string; NaN or null (no data) prints as "n/a". */
+export function formatRate(value: number | null, digits = 3): string {
+  return value === null || Number.isNaN(value) ? "n/a" : value.toFixed(digits);
 }
 
 export function formatInterval(interval: { low: number; high: number }, digits = 3): string {

@@ -56,7 +56,7 @@ import {
 } from "../../model/resolve.js";
 import { QdStore } from "../../store/qd-log.js";
 import type { JsonValue } from "../../store/search-log.js";
-import { type CliIo, UsageError } from "../io.js";
+import { type CliIo, sha256OfFile, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 import { throttled } from "./evolve.js";
 import {
@@ -67,7 +67,6 @@ import {
   qdProgressLine,
   runStoredQd,
   searchSettings,
-  sha256Of,
   storedSearchHead,
 } from "./qd.js";
 import { archivesJson, comparisonJson, renderArchiveStats, renderComparison } from "./qd-report.js";
@@ -252,8 +251,8 @@ export async function qdAgentCommand(raw: RawQdAgentOptions, io: CliIo): Promise
     // Public specs only: a base URL's credentials are dropped, and keys are never stored.
     model: publicModelSpec(agentModel),
     mutatorModel: mutator?.spec ?? null,
-    experts: files.map((f): JsonValue => (f ? { file: f, sha256: sha256Of(f) } : null)),
-    pool: poolFile ? { file: poolFile, sha256: sha256Of(poolFile) } : null,
+    experts: files.map((f): JsonValue => (f ? { file: f, sha256: sha256OfFile(f) } : null)),
+    pool: poolFile ? { file: poolFile, sha256: sha256OfFile(poolFile) } : null,
     mutation: {
       rates: { ...genome.settings.rates },
       rewriteAttempts: genome.settings.rewriteAttempts,

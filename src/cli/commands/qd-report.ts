@@ -5,10 +5,7 @@
 
 import type { Comparison } from "../../improve/qd/compare.js";
 import type { CycleState } from "../../improve/qd/cycle.js";
-import { formatInterval, renderTable } from "../table.js";
-
-export const fixed = (value: number | null, digits = 3) =>
-  value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(digits);
+import { formatInterval, formatRate, renderTable } from "../table.js";
 
 /** Each archive's statistics, labelled by its quality task. */
 export function archivesJson(state: CycleState, labels: readonly string[]) {
@@ -33,10 +30,10 @@ export function renderArchiveStats(state: CycleState, labels: readonly string[])
       .map((s, k) => [
         labels[k] ?? String(k),
         `${s.elites}/${s.cells}`,
-        fixed(s.coverage),
-        fixed(s.qdScore),
-        fixed(s.objMax),
-        fixed(s.objMean),
+        formatRate(s.coverage),
+        formatRate(s.qdScore),
+        formatRate(s.objMax),
+        formatRate(s.objMean),
       ]),
   );
 }
@@ -54,8 +51,8 @@ export function renderComparison(
       [what, ...tasks.map((t) => t.label), "mean"],
       comparison.map((c) => [
         c.name,
-        ...c.perTask.map((t) => `${fixed(t.rate)} ${formatInterval(t.interval)}`),
-        `${fixed(c.mean)} ${formatInterval(c.meanInterval)}`,
+        ...c.perTask.map((t) => `${formatRate(t.rate)} ${formatInterval(t.interval)}`),
+        `${formatRate(c.mean)} ${formatInterval(c.meanInterval)}`,
       ]),
     ),
   ];

@@ -1,23 +1,4 @@
-/**
- * `clade qd --tasks maze,textcraft,gridworld --variant paper|released --generations N --run-id ID
- * [--expert TASK=FILE --base FILE]`: CycleQD over embedded policies (src/improve/qd).
- *
- *   1. The base (trained briefly on all tasks, mixed) and one expert per task (the base trained
- *      further on that task), unless given as files. Checkpoints in DIR/training, resumed.
- *   2. The search: generation 0 offers the experts to the K archives, then one child per
- *      generation. Each generation's record goes to the store (`clade archive ID` draws the
- *      archives); kept genomes go to DIR/elites/<id>.safetensors.
- *   3. The finalists (the best-mean elite and the merge of the per-task best) beside the base and
- *      the experts on each task's held-out test tasks, with intervals.
- *
- * Resume: the same command continues a killed run. Training resumes from its checkpoints; the
- * archives are replayed from the stored records, and since every generation's randomness is
- * keyed by (seed, generation), the run goes on exactly as an uninterrupted one.
- *
- * With --agent-config TASK=FILE the genomes are LLM agent configurations instead: qd-agent.ts.
- */
-import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { findEnv } from "../../env/registry.js";
@@ -40,17 +21,12 @@ import { loadPolicy, type PolicyModel, savePolicy } from "../../improve/rl/polic
 import type { StepMetrics } from "../../improve/rl/train/train.js";
 import { QdStore } from "../../store/qd-log.js";
 import type { JsonValue } from "../../store/search-log.js";
-import { type CliIo, UsageError } from "../io.js";
+import { type CliIo, sha256OfFile, UsageError } from "../io.js";
 import { integerOption, parseOptions, runIdSchema } from "../options.js";
+import { formatRate } from "../table.js";
 import { throttled, withInterruption } from "./evolve.js";
 import type { RawQdAgentOptions } from "./qd-agent.js";
-import {
-  archivesJson,
-  comparisonJson,
-  fixed,
-  renderArchiveStats,
-  renderComparison,
-} from "./qd-report.js";
+import { archivesJson, comparisonJson, renderArchiveStats, renderComparison } from "./qd-report.js";
 
 /** Defaults of the command (the algorithm's own are in src/improve/qd/cycle.ts). */
 export const QD_DEFAULTS = {
@@ -201,9 +177,6 @@ async function loadGiven(path: string, what: string): Promise<PolicyModel> {
   }
 }
 
-export const sha256Of = (path: string) =>
-  createHash("sha256").update(readFileSync(path)).digest("hex");
-
 /** What both paths of `clade qd` take from the search options (defaults applied). */
 export function searchSettings(
   options: {
@@ -295,7 +268,7 @@ export function qdProgressLine(
 ): string {
   const { coverage, qdScore } = recordSummary(record);
   const q = "qualityTask" in record ? `, quality ${labels[record.qualityTask]}` : "";
-  return `qd ${runId}: generation ${record.generation}/${generations}${q}, coverage ${fixed(coverage)}, QD-score ${fixed(qdScore)}, errored ${errored}`;
+  return `qd ${runId}: generation ${record.generation}/${generations}${q}, coverage ${formatRate(coverage)}, QD-score ${formatRate(qdScore)}, errored ${errored}`;
 }
 
 /** Options of the --agent-config path only (qd-agent.ts), by flag. */
@@ -350,9 +323,11 @@ export async function qdCommand(
   const config: Record<string, JsonValue> = {
     ...storedSearchHead("policy", tasks, { variant, ranges, bins, seed }),
     base: options.base
-      ? { file: resolve(options.base), sha256: sha256Of(resolve(options.base)) }
+      ? { file: resolve(options.base), sha256: sha256OfFile(resolve(options.base)) }
       : { baseSteps },
-    experts: files.map((f): JsonValue => (f ? { file: f, sha256: sha256Of(f) } : { expertSteps })),
+    experts: files.map(
+      (f): JsonValue => (f ? { file: f, sha256: sha256OfFile(f) } : { expertSteps }),
+    ),
     training,
   };
   const dir = resolve(options.dir ?? join(dirname(resolve(options.db)), "qd", options.runId));
@@ -371,7 +346,7 @@ export async function qdCommand(
         const who = phase.kind === "base" ? "base" : `expert ${tasks[phase.task]?.label}`;
         const steps = phase.kind === "base" ? baseSteps : expertSteps;
         say(
-          `qd ${options.runId}: training ${who}, step ${m.step + 1}/${steps}, success ${fixed(m.successRate)}`,
+          `qd ${options.runId}: training ${who}, step ${m.step + 1}/${steps}, success ${formatRate(m.successRate)}`,
         );
       });
       const trained = await trainBaseAndExperts({

@@ -1,13 +1,4 @@
-/**
- * `clade train --env ENV --algo grpo|ppo|rloo|reinforce++|remax --schedule SPEC --steps N
- * --group N --batch N --lr X --seed S --run-id ID [--out FILE]`: trains the embedded policy by
- * multi-turn RL (src/improve/rl/train). Each step's metrics go to the store (`clade curves ID`),
- * checkpoints to `.clade/train/<ID>/` (or `--dir`), and the same command resumes a killed run
- * from its newest checkpoint, on the same curve as an uninterrupted run.
- */
-
-import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { findEnv } from "../../env/registry.js";
@@ -22,7 +13,7 @@ import {
 } from "../../improve/rl/train/index.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { TrainingStore } from "../../store/training-log.js";
-import { type CliIo, UsageError } from "../io.js";
+import { type CliIo, sha256OfFile, UsageError } from "../io.js";
 import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
 
 const ALGORITHMS = ["grpo", "ppo", "rloo", "reinforce++", "remax"] as const;
@@ -137,7 +128,7 @@ export async function trainCommand(raw: RawTrainOptions, io: CliIo): Promise<num
           store.addCheckpoint(options.runId, {
             step: saved.step,
             path: file,
-            sha256: sha256Of(file),
+            sha256: sha256OfFile(file),
           });
         }
         if (progress && performance.now() - last >= PROGRESS_INTERVAL_MS) {
@@ -202,8 +193,4 @@ export async function trainCommand(raw: RawTrainOptions, io: CliIo): Promise<num
     process.off("SIGTERM", onSignal);
     store.close();
   }
-}
-
-function sha256Of(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
