@@ -1,4 +1,7 @@
-/** clade's library API: environments, agents, rollouts, evaluation and the run store. */
+/**
+ * clade's library API: environments, agents, rollouts, evaluation (goal-oriented evaluation of
+ * conversations included) and the stores.
+ */
 
 export * from "./agent/folder/index.js";
 export * from "./agent/llm.js";
@@ -17,6 +20,7 @@ export * from "./env/remote/index.js";
 export { createRng, mixSeeds, type Rng } from "./env/rng.js";
 export * from "./env/types.js";
 export * from "./eval/evaluation.js";
+export * from "./eval/goals/index.js";
 export * from "./eval/metrics.js";
 export { runMetrics, taskOutcomes } from "./eval/report.js";
 export { parseTaskRange, TaskRangeError } from "./eval/task-range.js";
@@ -41,5 +45,6 @@ export * from "./serve/index.js";
 export { StoreError } from "./store/database.js";
 export { EpisodeWriter } from "./store/episode-writer.js";
 export * from "./store/export.js";
+export * from "./store/goal-log.js";
 export { createResponseCache } from "./store/response-cache.js";
 export * from "./store/run-store.js";

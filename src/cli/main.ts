@@ -90,6 +90,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       "--model <spec>",
       "model for react/tools or an agent module: openai:NAME, anthropic:NAME, openai-compatible:URL#NAME, or a clade.config name",
     )
+    .option(
+      "--user-model <spec>",
+      "helpdesk only: a model phrases the simulated employee's messages (spec as for --model); its calls count toward the run's cost",
+    )
     .option("--config <path>", "config file (default: clade.config.json or .ts here)")
     .option("--cache <mode>", "response cache: off | read | write | rw (default: rw)")
     .option("--budget-usd <dollars>", "stop starting episodes once this much is spent")
@@ -529,6 +533,85 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .action(async (run, opts) => {
       const { curvesCommand } = await import("./commands/curves.js");
       setExit(curvesCommand(run, opts, io));
+    });
+
+  const goals = program
+    .command("goals")
+    .description(
+      "goal-oriented evaluation of conversations: GSR, root causes, teacher-judge ensembles (docs/goals.md)",
+    );
+  goals
+    .command("judge", { isDefault: true })
+    .description(
+      "score conversations by goal: from their own labels, or judged by an ensemble of teacher models (stored, resumable)",
+    )
+    .argument(
+      "<source>",
+      "a conversation file (chat JSONL, tau-bench results, dialogues JSON) or, with --format run, a clade run id",
+    )
+    .option("--format <format>", "run, chat, tau or dialogues (default: detected from the file)")
+    .option(
+      "--judges <specs>",
+      "teacher models, comma-separated (three for the 2-of-3 vote; any mix of providers or clade.config names)",
+    )
+    .option(
+      "--rubric <name|file>",
+      "goal catalogue and quality standards: generic, helpdesk, or a JSON/Markdown file (default: generic)",
+    )
+    .option(
+      "--taxonomy <name|file>",
+      "root causes: rcof (default), tau, mast, a name in clade.config's taxonomies, or a JSON file",
+    )
+    .option(
+      "--run-id <id>",
+      "store the evaluation under this id (needed with --judges; the same command resumes it)",
+    )
+    .option(
+      "--concurrency <n>",
+      "judge calls in flight at most: concurrency ÷ judges conversations at once (default: 24)",
+    )
+    .option("--budget-usd <usd>", "stop starting conversations once the judges' spend reaches this")
+    .option("--cache <mode>", "response cache: rw (default), read, write or off")
+    .option(
+      "--answer-attempts <n>",
+      "answers asked of a judge before its judgement errors (default: 3)",
+    )
+    .option("--seed <n>", "bootstrap intervals' seed (default: 0)")
+    .option("--config <path>", "clade.config file (models, prices)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .option("--quiet", "no progress lines")
+    .action(async (source, opts) => {
+      const { goalsCommand } = await import("./commands/goals.js");
+      setExit(await goalsCommand(source, opts, io));
+    });
+  goals
+    .command("report")
+    .description(
+      "a stored goal evaluation: GSR overall and multi-turn, root causes, agreement, the review queue",
+    )
+    .argument("<run>", "goal evaluation id")
+    .option("--seed <n>", "bootstrap intervals' seed (default: 0)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action(async (run, opts) => {
+      const { goalsReportCommand } = await import("./commands/goals.js");
+      setExit(goalsReportCommand(run, opts, io));
+    });
+
+  program
+    .command("review")
+    .description(
+      "review the turns a goal evaluation's judges disagreed on: their labels and rationales side by side, your label stored with who and when",
+    )
+    .argument("<run>", "goal evaluation id")
+    .option("--reviewer <name>", "who is reviewing (default: the login name)")
+    .option("--all", "with --json: every queued field, reviewed ones included")
+    .addOption(dbOption())
+    .option("--json", "export the open queue as JSON instead of reviewing")
+    .action(async (run, opts) => {
+      const { reviewCommand } = await import("./commands/review.js");
+      setExit(await reviewCommand(run, opts, io));
     });
 
   return program;

@@ -1,6 +1,6 @@
 /**
- * clade.config.json / clade.config.ts: named models, prices, defaults and evals (named
- * evaluations for `clade eval NAME`), validated with zod.
+ * clade.config.json / clade.config.ts: named models, prices, defaults, evals (named
+ * evaluations for `clade eval NAME`) and taxonomies (for `clade goals`), validated with zod.
  * A .ts (or .js/.mjs) config default-exports the same object; tsx loads TypeScript.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -145,6 +145,15 @@ export const configSchema = z
       .default({}),
     /** Named evaluations for `clade eval NAME...`. */
     evals: z.record(evalNameSchema, evalEntrySchema).default({}),
+    /**
+     * Taxonomies of root causes of your own, by name, for `clade goals --taxonomy NAME`: each
+     * `{name, description?, codes: [{code, name, definition, group?}]}`. Their content is
+     * checked by src/eval/goals/taxonomy.ts (which the model layer does not import) when they
+     * are used, in one line naming the entry and the field.
+     */
+    taxonomies: z
+      .record(z.string().regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, . _ -"), z.unknown())
+      .default({}),
   })
   .strict();
 

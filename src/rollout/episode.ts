@@ -192,6 +192,8 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRec
         lastYield = performance.now();
       }
     }
+    // Calls made inside the last env.step (helpdesk's model-written user) are collected too.
+    collectCalls();
   } catch (caught) {
     collectCalls();
     if (outer?.aborted) throw outer.reason;

@@ -1,13 +1,13 @@
 /**
- * The rows that searches, training runs and CycleQD runs share the shape of (tables `searches`,
- * `training_runs` and `qd_runs`: id, config JSON, status, stop_reason, created_at, updated_at): reading one,
+ * The rows that searches, training runs, CycleQD runs and goal-evaluation jobs share the shape of
+ * (tables `searches`, `training_runs`, `qd_runs` and `goal_runs`: id, config JSON, status, stop_reason, created_at, updated_at): reading one,
  * creating or resuming one under a configuration that must not change, and setting its status.
  */
 import { openDatabase, type SqliteDatabase, type StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
 
 /** The tables of this shape (a fixed list: the name goes into the SQL). */
-export type ConfiguredTable = "searches" | "training_runs" | "qd_runs";
+export type ConfiguredTable = "searches" | "training_runs" | "qd_runs" | "goal_runs";
 
 export interface ConfiguredRow<Status extends string> {
   id: string;

@@ -288,4 +288,77 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, generation)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Goal-oriented evaluation (src/eval/goals): one row per job. config: the source (format, file
+  -- and its sha256, or run id), the judges' model specs, the rubric and taxonomy (as used), the
+  -- answer attempts (JSON); a resume must match it.
+  CREATE TABLE goal_runs (
+    id TEXT PRIMARY KEY,
+    config TEXT NOT NULL CHECK (json_valid(config)),
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped', 'complete')),
+    stop_reason TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  -- The job's conversations, all written when it starts (position: import order). status:
+  -- pending (no verdict yet), judged (every judge labelled it: labels holds the vote, queue the
+  -- fields left to a reviewer) or errored (a judge failed; error says which and why; asked
+  -- again on resume, only the judges without a label).
+  CREATE TABLE goal_conversations (
+    run_id TEXT NOT NULL REFERENCES goal_runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL CHECK (position >= 0),
+    conversation_id TEXT NOT NULL,
+    conversation TEXT NOT NULL CHECK (json_valid(conversation)),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'judged', 'errored')),
+    labels TEXT CHECK (labels IS NULL OR json_valid(labels)),
+    queue TEXT CHECK (queue IS NULL OR json_valid(queue)),
+    error TEXT,
+    judged_at TEXT,
+    PRIMARY KEY (run_id, position),
+    UNIQUE (run_id, conversation_id)
+  ) WITHOUT ROWID;
+  -- One judge's judgement of one conversation, written as soon as it is made: labelled (labels,
+  -- reasoning) or errored (error). A labelled one is never asked again. rejected: why earlier
+  -- answers of the same judgement were sent back (JSON array). Usage and cost over its calls.
+  CREATE TABLE goal_judgements (
+    run_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    judge INTEGER NOT NULL CHECK (judge >= 0),
+    model TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('labelled', 'errored')),
+    labels TEXT CHECK (labels IS NULL OR json_valid(labels)),
+    reasoning TEXT,
+    error TEXT,
+    rejected TEXT NOT NULL CHECK (json_valid(rejected)),
+    answers INTEGER NOT NULL,
+    calls INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    unpriced INTEGER NOT NULL CHECK (unpriced IN (0, 1)),
+    latency_ms REAL,
+    cache_hits INTEGER NOT NULL,
+    -- Requests that reached the provider (the model layer's retries included; cache hits none).
+    provider_attempts INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, position, judge),
+    FOREIGN KEY (run_id, position) REFERENCES goal_conversations(run_id, position) ON DELETE CASCADE
+  ) WITHOUT ROWID;
+  -- A reviewer's label of one field of one turn (is_new_goal, quality or rcof), with who and
+  -- when; value is JSON (true/false, "success"/"failure", a code or null). Kept, never
+  -- overwritten: the latest per field is the one in force.
+  CREATE TABLE goal_reviews (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    turn_number INTEGER NOT NULL CHECK (turn_number >= 1),
+    field TEXT NOT NULL CHECK (field IN ('is_new_goal', 'quality', 'rcof')),
+    value TEXT NOT NULL CHECK (json_valid(value)),
+    reviewer TEXT NOT NULL,
+    note TEXT,
+    at TEXT NOT NULL,
+    FOREIGN KEY (run_id, position) REFERENCES goal_conversations(run_id, position) ON DELETE CASCADE
+  );
+  CREATE INDEX goal_reviews_by_turn ON goal_reviews (run_id, position, turn_number, field);
+  `,
 ];

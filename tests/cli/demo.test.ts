@@ -6,6 +6,7 @@
  * every run; no timing is asserted.
  */
 import { describe, expect, it, vi } from "vitest";
+import type { goalsJson } from "../../src/cli/commands/demo-goals.js";
 import {
   type BranchesDemo,
   branchesText,
@@ -15,6 +16,8 @@ import {
   trainingText,
 } from "../../src/cli/commands/demo-rl.js";
 import { runCli } from "../fixtures/cli.js";
+
+type GoalsJson = ReturnType<typeof goalsJson>;
 
 // The demo over maze alone: the RL steps are the same, the environments' runs stay quick.
 vi.mock(import("../../src/env/registry.js"), async (importOriginal) => {
@@ -64,5 +67,18 @@ describe("clade demo", () => {
       `trained policy (greedy) ${training.trained.successRate.toFixed(2)} (${training.trained.successes}/24)`,
     );
     expect(branchesText(branches)).toContain(`${branches.expanded} branches trained`);
+
+    // Goals: the faulty helpdesk assistant on the 100 test sessions, from the ground truth, as
+    // data/helpdesk/README.md reports it (233 goals, 76.8 %; 123 multi-turn, 61.0 %).
+    const goals = (JSON.parse(result.stdout) as { goals: GoalsJson }).goals;
+    expect(goals.conversations).toBe(100);
+    expect(goals.gsr).toMatchObject({ count: 179, total: 233 });
+    expect(goals.multiTurnGsr).toMatchObject({ count: 75, total: 123 });
+    expect(goals.gsr.interval.low).toBeLessThan(goals.gsr.percent);
+    expect(goals.gsr.interval.high).toBeGreaterThan(goals.gsr.percent);
+    // Every failed goal has its cause, and the faults produce several different ones.
+    const failed = goals.causes.reduce((sum, c) => sum + c.count, 0);
+    expect(failed).toBe(233 - 179);
+    expect(goals.causes.filter((c) => c.count > 0).length).toBeGreaterThanOrEqual(5);
   }, 240_000);
 });

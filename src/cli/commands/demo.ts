@@ -3,7 +3,8 @@
  * every built-in environment's test tasks and prints one table; compares the search methods on a
  * simulated self-improvement process; trains the embedded policy briefly on small mazes and runs
  * HGM over training branches of it (demo-rl.ts); runs CycleQD over experts of maze and gridworld
- * (demo-qd.ts); checks the starting agent folder in the sandbox.
+ * (demo-qd.ts); scores the helpdesk assistant's sessions by goal (demo-goals.ts); checks the
+ * starting agent folder in the sandbox.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +22,7 @@ import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
+import { demoGoals, type GoalsDemo, goalsJson, goalsText } from "./demo-goals.js";
 import { demoQd, qdText } from "./demo-qd.js";
 import { branchesText, demoBranches, demoTraining, trainingText } from "./demo-rl.js";
 import { renderSimulation, simulationJson } from "./evolve.js";
@@ -47,6 +49,7 @@ export async function demoCommand(
   const store = RunStore.open(dbPath);
   const stamp = Date.now().toString(36);
   const rows = [];
+  let goals: GoalsDemo;
   try {
     for (const env of BUILTIN_ENVS) {
       for (const agentName of ["reference", "random"] as const) {
@@ -87,6 +90,8 @@ export async function demoCommand(
         });
       }
     }
+    // Goals: the faulty helpdesk assistant's sessions scored by goal (about a second).
+    goals = await demoGoals(store, `demo-helpdesk-assistant-${stamp}`);
   } finally {
     store.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -112,7 +117,7 @@ export async function demoCommand(
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, training: training.result, branches, qd, agentFolder })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, goals: goalsJson(goals), training: training.result, branches, qd, agentFolder })}\n`,
     );
     return 0;
   }
@@ -151,6 +156,7 @@ export async function demoCommand(
     "\nsuccess rate = successes / finished episodes (errors excluded); CI = 95 % bootstrap over tasks;\n" +
       "pass@k unbiased from n samples per task. Definitions: docs/metrics.md\n",
   );
+  io.stdout(`\n${goalsText(goals)}\n`);
   io.stdout(
     `\nSelf-improvement search, simulated (clade evolve --simulate ${DEMO_SEARCH.scenario} ` +
       `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,

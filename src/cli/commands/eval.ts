@@ -9,9 +9,15 @@
  * The command is three steps: requests (what was asked: options, or options over an eval) →
  * plans (everything resolved and validated: environment, agent, model, tasks; nothing written
  * yet) → runs (each plan executed against the store, giving an outcome and an exit code).
+ *
+ * `--user-model SPEC` (helpdesk only) makes a model the simulated employee's voice: it is stored
+ * in the run's configuration (`userModel`, `userModelParams`) and marks the environment's
+ * version (`+user-model`); its calls are stored with each episode as the user's and count
+ * toward the run's spend and --budget-usd.
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { withModelUser } from "../../agent/helpdesk/user-model.js";
 import { type LlmAgentOptions, SEND_MODES, type SendMode } from "../../agent/prompting.js";
 import {
   type AgentFactory,
@@ -19,6 +25,7 @@ import {
   resolveAgent,
   UnknownAgentError,
 } from "../../agent/registry.js";
+import { userModelInfo } from "../../env/helpdesk/voice.js";
 import { BUILTIN_ENVS, findEnv } from "../../env/registry.js";
 import {
   connectRemoteEnv,
@@ -96,6 +103,7 @@ export const evalOptionsSchema = z.object({
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
   model: z.string().min(1, "must not be empty").optional(),
+  userModel: z.string().min(1, "must not be empty").optional(),
   config: z.string().min(1, "must not be empty").optional(),
   cache: z
     .enum(CACHE_MODES as [CacheMode, ...CacheMode[]], {
@@ -199,6 +207,8 @@ interface RunRequest {
   env: string;
   agent?: string;
   model?: string;
+  /** --user-model: the helpdesk's simulated employee's model (spec or config name). */
+  userModel?: string;
   tasks: string;
   limit?: number;
   samples: number;
@@ -247,6 +257,7 @@ function mergeSettings(options: EvalOptions, entry: Partial<EvalEntry> = {}) {
     ...optional("history", options.history ?? entry.history),
     ...optional("systemPrompt", options.systemPrompt ?? entry.systemPrompt),
     ...optional("send", options.send),
+    ...optional("userModel", options.userModel),
   };
 }
 
@@ -358,6 +369,8 @@ interface RunPlan {
   /** The agent for the runner, given the run's model client when it has a model. */
   buildAgent: (model?: Model) => AgentFactory;
   model?: ResolvedModel;
+  /** The helpdesk's user model (--user-model), with its own client, cache and spend. */
+  userModel?: ResolvedModel;
   tasks: number[];
   samples: number;
   maxTurns: number;
@@ -490,6 +503,13 @@ async function preparePlan(
   loadModelConfig: () => Promise<CladeConfig>,
   warn: (message: string) => void,
 ): Promise<RunPlan> {
+  // Checked before anything is connected or loaded: only the built-in helpdesk has a user.
+  if (request.userModel !== undefined && (request.remote || request.env !== "helpdesk")) {
+    const what = request.remote ? "an environment served over HTTP" : `"${request.env}"`;
+    throw new UsageError(
+      `--user-model applies to the helpdesk environment only (it phrases the simulated employee's messages), not ${what}`,
+    );
+  }
   let env: EnvDefinition;
   let envModule: ModuleIdentity | undefined;
   if (request.remote) {
@@ -570,6 +590,15 @@ async function preparePlan(
   };
   if (!model) buildAgent(); // unknown agent names fail here, before any write
 
+  let userModel: ResolvedModel | undefined;
+  if (request.userModel !== undefined) {
+    userModel = resolveModel(request.userModel, await loadModelConfig());
+    checkKey(userModel);
+    if (request.budgetUsd !== undefined) assertPricedForBudget(userModel);
+    // The version stored and shown says the user is a model's (comparisons warn across it).
+    env = { ...env, info: userModelInfo(env.info) };
+  }
+
   const { remote } = request;
   return {
     ...(request.evalName ? { evalName: request.evalName } : {}),
@@ -582,6 +611,7 @@ async function preparePlan(
     agentName,
     buildAgent,
     ...(model ? { model } : {}),
+    ...(userModel ? { userModel } : {}),
     tasks,
     samples: request.samples,
     maxTurns: request.maxTurns ?? env.info.maxSteps,
@@ -612,6 +642,10 @@ async function preparePlan(
             params: model.params,
             ...(agentModule ? {} : { agentOptions }),
           }
+        : {}),
+      // Absent without --user-model, so runs of the rule-based user keep their configuration.
+      ...(userModel
+        ? { userModel: publicModelSpec(userModel), userModelParams: userModel.params }
         : {}),
     },
   };
@@ -657,23 +691,36 @@ async function executeRun(
     }
   };
   checkBudget();
+  // The agent's model and the user model (--user-model) spend from the same budget.
+  const onSpend = (cost: number) => {
+    spent += cost;
+    checkBudget();
+  };
   const client = plan.model
     ? createModelClient(plan.model, {
         cache: createResponseCache(store.db),
         cacheMode: plan.cache,
-        onSpend: (cost) => {
-          spent += cost;
-          checkBudget();
-        },
+        onSpend,
       })
     : undefined;
+  let env = plan.env;
+  let agent = plan.buildAgent(client);
+  if (plan.userModel) {
+    // The user's own client: its limits, the run's response cache, and spend on the budget.
+    const userClient = createModelClient(plan.userModel, {
+      cache: createResponseCache(store.db),
+      cacheMode: plan.cache,
+      onSpend,
+    });
+    ({ env, agent } = withModelUser(plan.env, agent, { model: userClient }));
+  }
   const progress = createProgress(io, `${plan.env.info.name}/${plan.agentName}`, showProgress);
   let result: EvalResult;
   try {
     result = await runEvaluation({
       store,
-      env: plan.env,
-      agent: plan.buildAgent(client),
+      env,
+      agent,
       settings: {
         runId,
         tasks: plan.tasks,
@@ -763,6 +810,7 @@ function outcomeJson(outcome: RunOutcome): Record<string, unknown> {
     envVersion: plan.env.info.version,
     agent: plan.agentName,
     model: plan.model ? publicModelSpec(plan.model) : null,
+    ...(plan.userModel ? { userModel: publicModelSpec(plan.userModel) } : {}),
     exitCode: outcome.exitCode,
     ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     // What its model calls cost in all: null when none was priced, unpriced when any was not.
@@ -775,8 +823,9 @@ function outcomeJson(outcome: RunOutcome): Record<string, unknown> {
 function runHeading(outcome: RunOutcome): string {
   const { plan, result } = outcome;
   const model = plan.model ? `, model ${modelLabel(plan.model.name)}` : "";
+  const user = plan.userModel ? `, user model ${modelLabel(plan.userModel.name)}` : "";
   const resumed = result?.resumed ? ` (resumed: ${result.skipped} episodes already stored)` : "";
-  return `run ${plan.runId}: ${plan.env.info.name} v${plan.env.info.version}, agent ${plan.agentName}${model}${resumed}`;
+  return `run ${plan.runId}: ${plan.env.info.name} v${plan.env.info.version}, agent ${plan.agentName}${model}${user}${resumed}`;
 }
 
 /** One row per run: the eval set's combined table. */

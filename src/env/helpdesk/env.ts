@@ -2,7 +2,9 @@
  * The helpdesk environment: it plays the simulated employee and the company's backend; the
  * agent is the assistant. Each reply closes a user turn, which is labelled at once (quality
  * and root cause, see grading.ts); the episode ends when the employee has no goal left, and
- * its final info carries the ground truth of the whole session.
+ * its final info carries the ground truth of the whole session. An optional voice (voice.ts)
+ * phrases the employee's messages; what they mean, and so every label, stays the state
+ * machine's.
  */
 import { parseAction } from "../todo/action.js";
 import { weekdayOf } from "../todo/dates.js";
@@ -10,6 +12,8 @@ import {
   activeEpisode,
   checkTaskIndex,
   type Env,
+  EnvError,
+  type EnvInfo,
   type Observation,
   type ResetOptions,
   type StepResult,
@@ -29,7 +33,15 @@ import {
   userLine,
 } from "./text.js";
 import type { GoalLabel, HelpdeskGroundTruth, TurnRecord } from "./types.js";
-import { formSlots, UserSimulator } from "./user.js";
+import { formSlots, type UserMessage, UserSimulator } from "./user.js";
+import {
+  type ConversationMessage,
+  describeGoal,
+  mustKeepFacts,
+  type UserSituation,
+  type UserVoice,
+  userModelInfo,
+} from "./voice.js";
 
 interface Episode {
   session: Session;
@@ -38,6 +50,8 @@ interface Episode {
   turn: TurnLog & BackendTurn;
   expectation: Expectation;
   records: TurnRecord[];
+  /** The messages sent so far and the assistant's replies: what a voice is shown. */
+  conversation: ConversationMessage[];
   steps: number;
   callsThisTurn: number;
   done: boolean;
@@ -61,16 +75,46 @@ export function sessionId(taskIndex: number, seed: number): string {
   return `helpdesk-${taskIndex}-s${seed}`;
 }
 
+export interface HelpdeskEnvOptions {
+  /**
+   * Phrases each message the assistant reads (an LLM user, see voice.ts); the version then
+   * reads `1.0.0+user-model`. Without one, the state machine's messages are sent as they are.
+   */
+  voice?: UserVoice;
+}
+
 export class HelpdeskEnv implements Env {
-  readonly info = HELPDESK_INFO;
+  readonly info: EnvInfo;
   private episode: Episode | undefined;
+  private readonly voice: UserVoice | undefined;
+  /** Aborted by the next reset and by close: a voice call the runner abandoned stops there. */
+  private calls = new AbortController();
+
+  constructor(options: HelpdeskEnvOptions = {}) {
+    this.voice = options.voice;
+    this.info = this.voice ? userModelInfo(HELPDESK_INFO) : HELPDESK_INFO;
+  }
 
   async reset(taskIndex: number, options: ResetOptions = {}): Promise<Observation> {
     checkTaskIndex(this.info, taskIndex);
+    this.calls.abort(new EnvError("helpdesk: the episode was reset"));
+    const calls = new AbortController();
+    this.calls = calls;
+    this.episode = undefined;
     const seed = options.seed ?? 0;
     const session = generateSession(taskIndex, seed);
     const user = new UserSimulator(session);
-    const message = user.open();
+    const intent = user.open();
+    const conversation: ConversationMessage[] = [];
+    const message = await this.phrase(session, user, conversation, intent, {
+      opensSession: true,
+      newGoal: true,
+      retry: false,
+      unanswered: false,
+    });
+    // A reset abandoned while its voice call ran must not replace the episode after it.
+    if (calls.signal.aborted) throw calls.signal.reason;
+    conversation.push({ role: "user", text: message });
     const backend: BackendState = { session, route: null, filed: 0 };
     const [turn, expectation] = openTurn(session, user, message);
     this.episode = {
@@ -80,11 +124,48 @@ export class HelpdeskEnv implements Env {
       turn,
       expectation,
       records: [],
+      conversation,
       steps: 0,
       callsThisTurn: 0,
       done: false,
     };
     return { text: `${sessionHeader(session)}\n${userLine(message)}` };
+  }
+
+  async close(): Promise<void> {
+    this.calls.abort(new EnvError("helpdesk: the environment was closed"));
+  }
+
+  /** The message as the voice phrases it, or the intent itself without a voice. */
+  private async phrase(
+    session: Session,
+    user: UserSimulator,
+    conversation: readonly ConversationMessage[],
+    intent: string,
+    situation: UserSituation,
+  ): Promise<string> {
+    if (!this.voice) return intent;
+    const goal = user.goal;
+    if (goal === undefined) throw new Error("helpdesk: no goal left to phrase a message for");
+    const data = helpdeskData();
+    const said = await this.voice.say(
+      {
+        employee: { name: session.employee.name, id: session.employee.id },
+        company: data.company,
+        assistant: data.assistant,
+        goal: describeGoal(goal, user.askIndex),
+        intent,
+        facts: mustKeepFacts(intent),
+        situation,
+        history: [...conversation],
+        turn: user.turn,
+      },
+      this.calls.signal,
+    );
+    // One line: the observation's "User: ..." line holds the whole message.
+    const text = said.replace(/\s+/g, " ").trim();
+    if (text === "") throw new EnvError("helpdesk: the user's voice gave an empty message");
+    return text;
   }
 
   async step(action: string): Promise<StepResult> {
@@ -102,7 +183,7 @@ export class HelpdeskEnv implements Env {
     } else if (parsed.call.tool === "reply") {
       const message = parsed.call.args.message;
       if (typeof message === "string" && message.trim() !== "") {
-        return this.reply(episode, message);
+        return await this.reply(episode, message);
       }
       const error = 'reply takes {"message": "<your reply to the employee>"}';
       text = errorLine(error);
@@ -125,21 +206,28 @@ export class HelpdeskEnv implements Env {
     episode.callsThisTurn += 1;
     if (episode.callsThisTurn >= MAX_CALLS_PER_TURN) {
       // The employee stops waiting: the turn closes unanswered and they speak again.
-      const { record, next } = this.closeTurn(episode, null);
+      const { record, next } = await this.closeTurn(episode, null);
       info.turn = record;
       return this.result(episode, `${text}\n${NO_REPLY}\n${next}`, info);
     }
+    // The observation is the tool's answer (or an error line), not the employee speaking: the
+    // turn goes on (how `clade goals --format run` groups steps into turns).
+    info.tool_result = true;
     return this.result(episode, text, info);
   }
 
-  private reply(episode: Episode, message: string): StepResult {
-    const { record, next } = this.closeTurn(episode, message);
+  private async reply(episode: Episode, message: string): Promise<StepResult> {
+    const { record, next } = await this.closeTurn(episode, message);
     return this.result(episode, next, { tool: "reply", turn: record });
   }
 
   /** Labels the open turn, lets the user react, and opens the next turn (or ends the session). */
-  private closeTurn(episode: Episode, reply: string | null): { record: TurnRecord; next: string } {
+  private async closeTurn(
+    episode: Episode,
+    reply: string | null,
+  ): Promise<{ record: TurnRecord; next: string }> {
     const { record, grade } = this.label(episode, reply);
+    if (reply !== null) episode.conversation.push({ role: "assistant", text: reply });
     const said = episode.user.react({
       success: grade.quality === "success",
       filed: grade.filed,
@@ -151,11 +239,23 @@ export class HelpdeskEnv implements Env {
       episode.done = true;
       return { record, next: `${userLine(said.text)}\n${SESSION_OVER}` };
     }
-    const [turn, expectation] = openTurn(episode.session, episode.user, said.text);
+    // At the step limit the session ends with this message unanswered: it is not phrased.
+    const text =
+      episode.steps >= this.info.maxSteps
+        ? said.text
+        : await this.phrase(
+            episode.session,
+            episode.user,
+            episode.conversation,
+            said.text,
+            situationOf(episode.user, said, reply === null),
+          );
+    episode.conversation.push({ role: "user", text });
+    const [turn, expectation] = openTurn(episode.session, episode.user, text);
     episode.turn = turn;
     episode.expectation = expectation;
     episode.callsThisTurn = 0;
-    return { record, next: userLine(said.text) };
+    return { record, next: userLine(text) };
   }
 
   private label(episode: Episode, reply: string | null): { record: TurnRecord; grade: TurnGrade } {
@@ -211,6 +311,17 @@ export class HelpdeskEnv implements Env {
       },
     };
   }
+}
+
+function situationOf(user: UserSimulator, said: UserMessage, unanswered: boolean): UserSituation {
+  return {
+    opensSession: false,
+    newGoal: user.isNewGoal,
+    retry: said.kind === "retry",
+    kind: said.kind,
+    ...(said.previous ? { previousGoal: said.previous } : {}),
+    unanswered,
+  };
 }
 
 function openTurn(

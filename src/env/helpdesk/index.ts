@@ -20,7 +20,7 @@ export {
   type LeaveType,
   type Passage,
 } from "./data.js";
-export { HelpdeskEnv, sessionHeader, sessionId } from "./env.js";
+export { HelpdeskEnv, type HelpdeskEnvOptions, sessionHeader, sessionId } from "./env.js";
 export {
   type AssistantFault,
   BACKEND_FAULTS,
@@ -56,6 +56,22 @@ export {
   goalOpening,
   MAX_FAILURES,
   MAX_GOAL_TURNS,
+  type MessageKind,
   slotStatement,
+  type UserMessage,
   UserSimulator,
 } from "./user.js";
+export {
+  type ConversationMessage,
+  describeGoal,
+  type FactKind,
+  keptFact,
+  type MustKeepFact,
+  mentionsForm,
+  mustKeepFacts,
+  USER_MODEL_VERSION_SUFFIX,
+  type UserSituation,
+  type UserVoice,
+  type UserVoiceRequest,
+  userModelInfo,
+} from "./voice.js";

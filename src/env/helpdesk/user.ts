@@ -40,10 +40,20 @@ export interface TurnOutcome {
   unanswered: boolean;
 }
 
+/**
+ * What a message does, for a voice that phrases it (voice.ts): answers details asked for,
+ * asks a goal's follow-up question, retries after a failed turn, moves on to the next goal, or
+ * closes the session.
+ */
+export type MessageKind = "answer" | "follow-up" | "retry" | "next-goal" | "closing";
+
 export interface UserMessage {
   text: string;
   /** The session is over: no goal is left. */
   done: boolean;
+  kind: MessageKind;
+  /** next-goal and closing: how the goal just left ended. */
+  previous?: "achieved" | "abandoned";
 }
 
 interface Progress {
@@ -189,20 +199,28 @@ export class UserSimulator {
     }
     const message = next ?? this.resolve(p.failures === 0);
     this.turn += 1;
-    return { text: `${prefix}${message.text}`, done: message.done };
+    return { ...message, text: `${prefix}${message.text}` };
   }
 
   private continueAfterSuccess(goal: Goal, outcome: TurnOutcome): UserMessage | undefined {
     const p = this.progress;
     if (goal.kind === "policy" && p.ask + 1 < goal.asks.length) {
       p.ask += 1;
-      return { text: (goal.asks[p.ask] as { question: string }).question, done: false };
+      return {
+        text: (goal.asks[p.ask] as { question: string }).question,
+        done: false,
+        kind: "follow-up",
+      };
     }
     if ((goal.kind === "leave" || goal.kind === "ticket") && !outcome.filed) {
       const missing = outcome.asked.filter((slot) => !p.given.has(slot));
       const answer = formSlots(goal).filter((slot) => missing.includes(slot));
       for (const slot of answer) p.given.add(slot);
-      return { text: answer.map((slot) => slotStatement(goal, slot)).join(" "), done: false };
+      return {
+        text: answer.map((slot) => slotStatement(goal, slot)).join(" "),
+        done: false,
+        kind: "answer",
+      };
     }
     return undefined;
   }
@@ -214,12 +232,17 @@ export class UserSimulator {
       case "policy": {
         const ask = goal.asks[p.ask] as { question: string; rephrase: string };
         const question = p.failures % 2 === 1 ? ask.rephrase : ask.question;
-        return { text: `${this.pick(dialogue.policyRetry, 1)} ${question}`, done: false };
+        return {
+          text: `${this.pick(dialogue.policyRetry, 1)} ${question}`,
+          done: false,
+          kind: "retry",
+        };
       }
       case "balance":
         return {
           text: fill(this.pick(dialogue.balance.retry, 1), { type: goal.leaveType }),
           done: false,
+          kind: "retry",
         };
       case "ood":
         throw new Error("helpdesk: out-of-domain goals are never retried");
@@ -229,16 +252,18 @@ export class UserSimulator {
           return {
             text: fill(dialogue.wrongFiling, { opening: formOpening(goal, p.given) }),
             done: false,
+            kind: "retry",
           };
         }
         const repeated = formSlots(goal).filter((s) => outcome.asked.includes(s) && p.given.has(s));
         if (repeated.length > 0 && repeated.length === outcome.asked.length) {
           const statements = repeated.map((slot) => slotStatement(goal, slot)).join(" ");
-          return { text: fill(dialogue.alreadyTold, { statements }), done: false };
+          return { text: fill(dialogue.alreadyTold, { statements }), done: false, kind: "retry" };
         }
         return {
           text: fill(dialogue.tryAgain, { opening: formOpening(goal, p.given) }),
           done: false,
+          kind: "retry",
         };
       }
     }
@@ -251,11 +276,12 @@ export class UserSimulator {
     this.goalIndex += 1;
     this.progress = this.freshProgress();
     const goal = this.goal;
+    const previous = achieved ? "achieved" : "abandoned";
     if (goal === undefined) {
       const closing = achieved ? dialogue.closingSuccess : dialogue.closingGiveUp;
-      return { text: this.pick(closing, 2), done: true };
+      return { text: this.pick(closing, 2), done: true, kind: "closing", previous };
     }
     const prefix = this.pick(achieved ? dialogue.afterSuccess : dialogue.afterGiveUp, 2);
-    return { text: `${prefix} ${goalOpening(goal)}`, done: false };
+    return { text: `${prefix} ${goalOpening(goal)}`, done: false, kind: "next-goal", previous };
   }
 }

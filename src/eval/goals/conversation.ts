@@ -26,21 +26,21 @@ export const CONVERSATION_FORMATS: readonly ConversationFormat[] = [
   "run",
 ];
 
-export const toolCallSchema = z.object({
+export const conversationToolCallSchema = z.object({
   /** The call's id where the data gave one (OpenAI's `call_...`); τ-bench reuses ids. */
   id: z.string().optional(),
   name: z.string(),
   /** The arguments as text: OpenAI's JSON string as given, anything else as JSON. */
   arguments: z.string(),
 });
-export type ToolCall = z.infer<typeof toolCallSchema>;
+export type ConversationToolCall = z.infer<typeof conversationToolCallSchema>;
 
-export const toolResultSchema = z.object({
+export const conversationToolResultSchema = z.object({
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
   content: z.string(),
 });
-export type ToolResult = z.infer<typeof toolResultSchema>;
+export type ConversationToolResult = z.infer<typeof conversationToolResultSchema>;
 
 export const conversationTurnSchema = z.object({
   /** 1-based position in the conversation. */
@@ -48,8 +48,8 @@ export const conversationTurnSchema = z.object({
   user: z.string(),
   /** The assistant's text to the user in this turn; empty when it only called tools. */
   assistant: z.string(),
-  tool_calls: z.array(toolCallSchema).optional(),
-  tool_results: z.array(toolResultSchema).optional(),
+  tool_calls: z.array(conversationToolCallSchema).optional(),
+  tool_results: z.array(conversationToolResultSchema).optional(),
 });
 export type ConversationTurn = z.infer<typeof conversationTurnSchema>;
 

@@ -111,9 +111,19 @@ export function builtinTaxonomy(name: BuiltinTaxonomyName): Taxonomy {
   return taxonomy;
 }
 
-/** `--taxonomy rcof|tau|mast|FILE`: a built-in by name, anything else a file path. */
-export function resolveTaxonomy(nameOrPath: string = DEFAULT_TAXONOMY): Taxonomy {
-  return isBuiltinTaxonomy(nameOrPath) ? builtinTaxonomy(nameOrPath) : loadTaxonomyFile(nameOrPath);
+/**
+ * `--taxonomy rcof|tau|mast|NAME|FILE`: a built-in by name, then one of clade.config's
+ * `taxonomies` by name (checked here, the error naming the entry), anything else a file path.
+ */
+export function resolveTaxonomy(
+  nameOrPath: string = DEFAULT_TAXONOMY,
+  configured: Readonly<Record<string, unknown>> = {},
+): Taxonomy {
+  if (isBuiltinTaxonomy(nameOrPath)) return builtinTaxonomy(nameOrPath);
+  if (Object.hasOwn(configured, nameOrPath)) {
+    return parseTaxonomy(configured[nameOrPath], `clade.config: taxonomies.${nameOrPath}`);
+  }
+  return loadTaxonomyFile(nameOrPath);
 }
 
 /** The taxonomy's codes, in its own order (the order reports list them in). */

@@ -102,6 +102,24 @@ describe("user-defined taxonomies", () => {
     expect(taxonomyCodes(taxonomy)).toEqual(["B1", "B2"]);
   });
 
+  it("come from clade.config's taxonomies by name, checked, before any file of that name", () => {
+    const configured = {
+      support: {
+        name: "support",
+        codes: [{ code: "S1", name: "Slow", definition: "The answer came too late." }],
+      },
+      broken: { name: "broken", codes: [{ code: "two words", name: "x", definition: "y" }] },
+    };
+    expect(taxonomyCodes(resolveTaxonomy("support", configured))).toEqual(["S1"]);
+    // A built-in name stays the built-in.
+    expect(resolveTaxonomy("rcof", configured).name).toBe("rcof");
+    expect(errorOf(() => resolveTaxonomy("broken", configured))).toBe(
+      "clade.config: taxonomies.broken: codes.0.code: must be one token of letters, digits, _ . / -",
+    );
+    // Not configured: a path, and a missing file says so.
+    expect(errorOf(() => resolveTaxonomy("nowhere", configured))).toMatch(/^nowhere: cannot read/);
+  });
+
   it("reject malformed files with one line naming the file and field", () => {
     const valid = { code: "B1", name: "Wrong amount", definition: "The amount was wrong." };
     const notJson = file("bad.json", "{ name: ");

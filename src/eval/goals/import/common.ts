@@ -6,10 +6,10 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import {
+  type ConversationToolCall,
+  type ConversationToolResult,
   type ConversationTurn,
   type GroundTruthLabel,
-  type ToolCall,
-  type ToolResult,
   turnQualitySchema,
 } from "../conversation.js";
 
@@ -184,8 +184,8 @@ export type ChatMessageIn = z.infer<ReturnType<typeof chatMessageSchema>>;
 export type TurnMessage =
   | { role: "system"; text: string }
   | { role: "user"; text: string }
-  | { role: "assistant"; text: string; toolCalls: ToolCall[] }
-  | { role: "tool"; result: ToolResult };
+  | { role: "assistant"; text: string; toolCalls: ConversationToolCall[] }
+  | { role: "tool"; result: ConversationToolResult };
 
 export function contentText(content: ChatMessageIn["content"]): string {
   if (content === undefined || content === null) return "";
@@ -208,7 +208,7 @@ export function toTurnMessage(message: ChatMessageIn): TurnMessage {
     case "user":
       return { role: "user", text };
     case "assistant": {
-      const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call) => ({
+      const toolCalls: ConversationToolCall[] = (message.tool_calls ?? []).map((call) => ({
         ...(call.id !== undefined ? { id: call.id } : {}),
         name: call.function.name,
         arguments: argumentsText(call.function.arguments),
@@ -244,8 +244,8 @@ export interface GroupedTurns {
 interface OpenTurn {
   user: string[];
   assistant: string[];
-  toolCalls: ToolCall[];
-  toolResults: ToolResult[];
+  toolCalls: ConversationToolCall[];
+  toolResults: ConversationToolResult[];
 }
 
 const joined = (parts: readonly string[]) => parts.filter((p) => p !== "").join("\n\n");

@@ -18,7 +18,7 @@
  * clade's errored episodes it says nothing about the agent and is left out (ImportOptions.onSkip).
  */
 import { z } from "zod";
-import { type Conversation, type ToolCall, tauSuccess } from "../conversation.js";
+import { type Conversation, type ConversationToolCall, tauSuccess } from "../conversation.js";
 import {
   type ChatRole,
   ConversationImportError,
@@ -70,7 +70,10 @@ function reactAssistant(text: string): TurnMessage & { role: "assistant" } {
     const content = (call.arguments as { content?: unknown } | null)?.content;
     return { role: "assistant", text: typeof content === "string" ? content : "", toolCalls: [] };
   }
-  const toolCall: ToolCall = { name: call.name, arguments: JSON.stringify(call.arguments) };
+  const toolCall: ConversationToolCall = {
+    name: call.name,
+    arguments: JSON.stringify(call.arguments),
+  };
   return { role: "assistant", text: "", toolCalls: [toolCall] };
 }
 
