@@ -3,7 +3,7 @@
  * (tables `searches`, `training_runs`, `qd_runs` and `goal_runs`: id, config JSON, status, stop_reason, created_at, updated_at): reading one,
  * creating or resuming one under a configuration that must not change, and setting its status.
  */
-import { openDatabase, type SqliteDatabase, type StoreError } from "./database.js";
+import { openDatabase, type SqliteDatabase, StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
 
 /** The tables of this shape (a fixed list: the name goes into the SQL). */
@@ -126,4 +126,53 @@ export function setConfiguredStatus(
     .prepare(`UPDATE ${table} SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?`)
     .run(status, stopReason, new Date().toISOString(), id).changes;
   return changed > 0;
+}
+
+/** What names a store's kind in its errors and which of its tables proves it is migrated. */
+export interface ConfiguredStoreKind {
+  readonly table: ConfiguredTable;
+  /** A table of the kind's migration: its absence means the file was never opened to write. */
+  readonly marker: string;
+  /** "training", "CycleQD", "goal-evaluation": the store has no <tables> tables. */
+  readonly tables: string;
+  /** "training run", "CycleQD run", "goal evaluation": no <noun> "<id>". */
+  readonly noun: string;
+}
+
+/**
+ * The part the stores of configured rows share (training runs, CycleQD runs, goal-evaluation
+ * jobs): built on an open store (any of the stores' `db`: all can share one file), closing it,
+ * reading one row or all, and setting a row's status.
+ */
+export abstract class ConfiguredStore<Status extends string> {
+  protected constructor(
+    readonly db: SqliteDatabase,
+    private readonly kind: ConfiguredStoreKind,
+  ) {
+    const present = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get(kind.marker);
+    if (!present) {
+      throw new StoreError(`this store has no ${kind.tables} tables: open it to write once`);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  getRun(id: string): ConfiguredRow<Status> | undefined {
+    return readConfiguredRow<Status>(this.db, this.kind.table, id);
+  }
+
+  /** Every row, oldest first. */
+  listRuns(): ConfiguredRow<Status>[] {
+    return listConfiguredRows<Status>(this.db, this.kind.table);
+  }
+
+  setStatus(id: string, status: Status, stopReason: string | null = null): void {
+    if (!setConfiguredStatus(this.db, this.kind.table, id, status, stopReason)) {
+      throw new StoreError(`no ${this.kind.noun} "${id}"`);
+    }
+  }
 }

@@ -12,10 +12,8 @@ import type { Statement } from "better-sqlite3";
 import {
   beginConfiguredRow,
   type ConfiguredRow,
-  listConfiguredRows,
+  ConfiguredStore,
   openStore,
-  readConfiguredRow,
-  setConfiguredStatus,
 } from "./configured-rows.js";
 import { type SqliteDatabase, StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
@@ -171,17 +169,16 @@ function judgementOf(row: JudgementRaw): StoredJudgement {
   };
 }
 
-export class GoalStore {
+export class GoalStore extends ConfiguredStore<GoalRunStatus> {
   private readonly statements = new Map<string, Statement>();
 
-  /** On an open store (any of the stores' `db`: all can share one file). */
-  constructor(readonly db: SqliteDatabase) {
-    const hasTable = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'goal_runs'")
-      .get();
-    if (!hasTable) {
-      throw new StoreError("this store has no goal-evaluation tables: open it to write once");
-    }
+  constructor(db: SqliteDatabase) {
+    super(db, {
+      table: "goal_runs",
+      marker: "goal_runs",
+      tables: "goal-evaluation",
+      noun: "goal evaluation",
+    });
   }
 
   /** A statement prepared once per SQL text: a judging job runs these thousands of times a second. */
@@ -196,19 +193,6 @@ export class GoalStore {
 
   static open(path: string, options: { readonly?: boolean } = {}): GoalStore {
     return openStore(path, options, (db) => new GoalStore(db));
-  }
-
-  close(): void {
-    this.db.close();
-  }
-
-  getRun(id: string): GoalRunRow | undefined {
-    return readConfiguredRow<GoalRunStatus>(this.db, "goal_runs", id);
-  }
-
-  /** Every job, oldest first. */
-  listRuns(): GoalRunRow[] {
-    return listConfiguredRows<GoalRunStatus>(this.db, "goal_runs");
   }
 
   /**
@@ -251,12 +235,6 @@ export class GoalStore {
       });
       return { resumed };
     })();
-  }
-
-  setStatus(id: string, status: GoalRunStatus, stopReason: string | null = null): void {
-    if (!setConfiguredStatus(this.db, "goal_runs", id, status, stopReason)) {
-      throw new StoreError(`no goal evaluation "${id}"`);
-    }
   }
 
   /** The job's conversations in order, optionally of some statuses only. */

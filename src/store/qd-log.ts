@@ -12,10 +12,8 @@
 import {
   beginConfiguredRow,
   type ConfiguredRow,
-  listConfiguredRows,
+  ConfiguredStore,
   openStore,
-  readConfiguredRow,
-  setConfiguredStatus,
 } from "./configured-rows.js";
 import { type SqliteDatabase, StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
@@ -60,30 +58,18 @@ interface GenerationRaw {
 const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
-export class QdStore {
-  /** On an open store (any of the stores' `db`: all can share one file). */
-  constructor(readonly db: SqliteDatabase) {
-    const hasTable = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'qd_generations'")
-      .get();
-    if (!hasTable) throw new StoreError("this store has no CycleQD tables: open it to write once");
+export class QdStore extends ConfiguredStore<QdStatus> {
+  constructor(db: SqliteDatabase) {
+    super(db, {
+      table: "qd_runs",
+      marker: "qd_generations",
+      tables: "CycleQD",
+      noun: "CycleQD run",
+    });
   }
 
   static open(path: string, options: { readonly?: boolean } = {}): QdStore {
     return openStore(path, options, (db) => new QdStore(db));
-  }
-
-  close(): void {
-    this.db.close();
-  }
-
-  getRun(id: string): QdRunRow | undefined {
-    return readConfiguredRow<QdStatus>(this.db, "qd_runs", id);
-  }
-
-  /** Every CycleQD run, oldest first. */
-  listRuns(): QdRunRow[] {
-    return listConfiguredRows<QdStatus>(this.db, "qd_runs");
   }
 
   /**
@@ -99,12 +85,6 @@ export class QdStore {
       error: QdConflictError,
     });
     return { resumed, lastGeneration: this.lastGeneration(id) };
-  }
-
-  setStatus(id: string, status: QdStatus, stopReason: string | null = null): void {
-    if (!setConfiguredStatus(this.db, "qd_runs", id, status, stopReason)) {
-      throw new StoreError(`no CycleQD run "${id}"`);
-    }
   }
 
   /**

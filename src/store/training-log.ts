@@ -14,10 +14,8 @@
 import {
   beginConfiguredRow,
   type ConfiguredRow,
-  listConfiguredRows,
+  ConfiguredStore,
   openStore,
-  readConfiguredRow,
-  setConfiguredStatus,
 } from "./configured-rows.js";
 import { type SqliteDatabase, StoreError } from "./database.js";
 import type { JsonValue } from "./search-log.js";
@@ -127,17 +125,16 @@ function metricValue(name: string, value: unknown): number | null {
   return Number.isNaN(value) ? null : value;
 }
 
-export class TrainingStore {
+export class TrainingStore extends ConfiguredStore<TrainingStatus> {
   private readonly upsertStep;
 
-  /** On an open store (RunStore's or SearchStore's `db` too: all can share one file). */
-  constructor(readonly db: SqliteDatabase) {
-    const hasTable = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'training_steps'")
-      .get();
-    if (!hasTable) {
-      throw new StoreError("this store has no training tables: open it to write once");
-    }
+  constructor(db: SqliteDatabase) {
+    super(db, {
+      table: "training_runs",
+      marker: "training_steps",
+      tables: "training",
+      noun: "training run",
+    });
     const columns = STEP_METRICS.map((name) => COLUMNS[name]);
     this.upsertStep = db.prepare(
       `INSERT INTO training_steps (run_id, step, ${columns.join(", ")}, extra, at)
@@ -152,19 +149,6 @@ export class TrainingStore {
     return openStore(path, options, (db) => new TrainingStore(db));
   }
 
-  close(): void {
-    this.db.close();
-  }
-
-  getRun(id: string): TrainingRunRow | undefined {
-    return readConfiguredRow<TrainingStatus>(this.db, "training_runs", id);
-  }
-
-  /** Every training run, oldest first. */
-  listRuns(): TrainingRunRow[] {
-    return listConfiguredRows<TrainingStatus>(this.db, "training_runs");
-  }
-
   /**
    * Creates the run, or checks that the stored one with this id has the same configuration and
    * marks it running again (a resume). Returns whether it existed and its last stored step (-1
@@ -176,12 +160,6 @@ export class TrainingStore {
       error: TrainingConflictError,
     });
     return { resumed, lastStep: this.lastStep(id) };
-  }
-
-  setStatus(id: string, status: TrainingStatus, stopReason: string | null = null): void {
-    if (!setConfiguredStatus(this.db, "training_runs", id, status, stopReason)) {
-      throw new StoreError(`no training run "${id}"`);
-    }
   }
 
   /**

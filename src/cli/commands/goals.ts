@@ -10,6 +10,7 @@
  * Everything is read and checked before the store is opened: bad input writes nothing.
  */
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { LABEL_FIELDS, type LabelField } from "../../eval/goals/agreement.js";
@@ -155,6 +156,15 @@ function readSource(source: string, format: RawGoalsOptions["format"], db: strin
   };
 }
 
+/** Without judges, the labels that came with the data are all there is to score. */
+function requireGroundTruth(conversations: readonly Conversation[]): void {
+  if (!conversations.some((c) => c.groundTruth !== undefined)) {
+    throw new UsageError(
+      "no conversation carries labels (ground truth) and no --judges were given: nothing to score; give --judges SPEC,SPEC,SPEC --run-id ID",
+    );
+  }
+}
+
 /** The report of conversations scored from their ground truth only (no store). */
 function groundTruthReport(
   conversations: readonly Conversation[],
@@ -168,11 +178,6 @@ function groundTruthReport(
     if (!turns) continue;
     if (c.groundTruth?.kind !== "turns") turnLevel = false;
     sessions.push({ id: c.id, status: "labelled", turns });
-  }
-  if (sessions.length === 0) {
-    throw new UsageError(
-      "no conversation carries labels (ground truth) and no --judges were given: nothing to score; give --judges SPEC,SPEC,SPEC --run-id ID",
-    );
   }
   return {
     metrics: { ...computeGoalMetrics(sessions, taxonomy, { seed }), turnLevel },
@@ -302,9 +307,12 @@ export function renderGoalReport(report: GoalReport): string {
     const human = report.human;
     parts.push(
       `agreement with the reviewers (${human.reviews} reviewed fields; accuracy (items), Cohen's κ)\n${renderTable(
-        ["judge", "is_new_goal", "κ", "quality", "κ", "rcof", "κ"],
-        human.judges.map((fields, i) => [
-          `judge ${i + 1}`,
+        ["labeller", "is_new_goal", "κ", "quality", "κ", "rcof", "κ"],
+        [
+          ...human.judges.map((fields, i) => ({ name: `judge ${i + 1}`, fields })),
+          { name: "ensemble (vote before review)", fields: human.ensemble },
+        ].map(({ name, fields }) => [
+          name,
           ...LABEL_FIELDS.flatMap((f) => [
             `${share(fields[f].accuracy)} (${fields[f].items})`,
             kappa(fields[f].kappa),
@@ -396,6 +404,7 @@ export async function goalsCommand(
       : undefined;
   const { conversations, identity } = readSource(source, options.format, options.db);
   checkGroundTruth(conversations, taxonomy);
+  if (judgeSpecs.length === 0) requireGroundTruth(conversations);
   const seed = options.seed ?? 0;
 
   if (judgeSpecs.length === 0 && options.runId === undefined) {
@@ -426,9 +435,10 @@ export async function goalsCommand(
     };
     if (options.json) io.stdout(`${JSON.stringify(goalReportJson(report))}\n`);
     else {
+      const left = conversations.length - withTruth;
       const note =
-        withTruth < conversations.length
-          ? `\n(${conversations.length - withTruth} conversations without labels left out)\n`
+        left > 0
+          ? `\n(${left} conversation${left === 1 ? "" : "s"} without labels left out)\n`
           : "";
       io.stdout(renderGoalReport(report) + note);
     }
@@ -483,6 +493,8 @@ export async function goalsCommand(
       );
       let outcome: Awaited<ReturnType<typeof runGoalJob>> | undefined;
       const code = await withInterruption(async (signal) => {
+        // Every judge call in flight listens to the signal (24 by default): not a leak.
+        setMaxListeners(0, signal);
         outcome = await runGoalJob({
           store,
           runId,

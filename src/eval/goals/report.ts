@@ -57,7 +57,12 @@ export interface GoalReport {
   /** Fleiss' κ among the judges (two or more). */
   among: GroupAgreement | null;
   /** Each judge against the reviewers' labels in force, per field. */
-  human: { reviews: number; judges: Record<LabelField, FieldVsHuman>[] } | null;
+  human: {
+    reviews: number;
+    judges: Record<LabelField, FieldVsHuman>[];
+    /** The vote as the judges cast it, before the reviews. */
+    ensemble: Record<LabelField, FieldVsHuman>;
+  } | null;
   review: { queued: number; open: number; reviewed: number };
   spend: {
     costUsd: number;
@@ -179,6 +184,7 @@ export function buildGoalReport(
   const ensembleTurns: SessionTurns[] = [];
   const perJudge: SessionTurns[][] = judges.map(() => []);
   const humanPairs: [string, string][][][] = judges.map(() => LABEL_FIELDS.map(() => []));
+  const votePairs: [string, string][][] = LABEL_FIELDS.map(() => []);
   let turnLevel = true;
   let queued = 0;
   let open = 0;
@@ -213,6 +219,16 @@ export function buildGoalReport(
     judgedSessions.push({ id: row.conversationId, status: "labelled", turns: labels });
     ensembleTurns.push({ id: row.conversationId, turns: labels });
     const latest = new Map(reviews.map((r) => [`${r.turn_number}:${r.field}`, r] as const));
+    const vote = row.labels as unknown as TurnLabel[];
+    for (const review of latest.values()) {
+      const cast = vote[review.turn_number - 1];
+      const effective = labels[review.turn_number - 1];
+      if (!cast || !effective) continue;
+      votePairs[LABEL_FIELDS.indexOf(review.field)]?.push([
+        comparable(cast, review.field),
+        comparable(effective, review.field),
+      ]);
+    }
     for (const j of judgementsBy.get(row.position) ?? []) {
       if (j.status !== "labelled" || j.labels === null || !perJudge[j.judge]) continue;
       const turns = j.labels as unknown as TurnLabel[];
@@ -269,29 +285,25 @@ export function buildGoalReport(
   const among = judges.length >= 2 && ensembleTurns.length > 0 ? agreementAmong(perJudge) : null;
   const latestCount = new Set(allReviews.map((r) => `${r.position}:${r.turnNumber}:${r.field}`))
     .size;
+  const vsHuman = (fields: readonly (readonly [string, string][])[]) =>
+    Object.fromEntries(
+      LABEL_FIELDS.map((field, f) => {
+        const pairs = fields[f] ?? [];
+        const agreed = pairs.filter(([a, b]) => a === b).length;
+        return [
+          field,
+          {
+            items: pairs.length,
+            agreed,
+            accuracy: pairs.length === 0 ? Number.NaN : agreed / pairs.length,
+            kappa: cohensKappa(pairs),
+          },
+        ];
+      }),
+    ) as Record<LabelField, FieldVsHuman>;
   const human =
     judges.length > 0 && latestCount > 0
-      ? {
-          reviews: latestCount,
-          judges: humanPairs.map(
-            (fields) =>
-              Object.fromEntries(
-                LABEL_FIELDS.map((field, f) => {
-                  const pairs = fields[f] ?? [];
-                  const agreed = pairs.filter(([a, b]) => a === b).length;
-                  return [
-                    field,
-                    {
-                      items: pairs.length,
-                      agreed,
-                      accuracy: pairs.length === 0 ? Number.NaN : agreed / pairs.length,
-                      kappa: cohensKappa(pairs),
-                    },
-                  ];
-                }),
-              ) as Record<LabelField, FieldVsHuman>,
-          ),
-        }
+      ? { reviews: latestCount, judges: humanPairs.map(vsHuman), ensemble: vsHuman(votePairs) }
       : null;
 
   const judgements = store.judgements(runId);

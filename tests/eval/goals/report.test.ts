@@ -270,6 +270,13 @@ describe("the report of a job with per-turn ground truth", () => {
     ]);
     expect(human?.judges.every((f) => f.quality.items === 1 && f.rcof.items === 1)).toBe(true);
     expect(human?.judges[2]?.quality.accuracy).toBe(1);
+    // The vote as cast (f for A3, E3 the first-listed of a three-way split, true for B2): the
+    // reviewers overturned all three.
+    expect(human?.ensemble).toMatchObject({
+      quality: { items: 1, agreed: 0 },
+      rcof: { items: 1, agreed: 0 },
+      is_new_goal: { items: 1, agreed: 0 },
+    });
   });
 });
 
