@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUILTIN_ENV_INFOS } from "../../src/env/infos.js";
@@ -16,6 +17,13 @@ import { RunStore } from "../../src/store/run-store.js";
 import { TrainingStore } from "../../src/store/training-log.js";
 import { startFakeModelServer } from "../../src/testing/index.js";
 import { type CliResult, runCli } from "../fixtures/cli.js";
+import {
+  disagreeing,
+  JUDGES,
+  judgeRule,
+  writeJudgeConfig,
+  writeTruth,
+} from "../fixtures/goals/cli-judges.js";
 
 // The demo over maze alone: its output has the same shape and the test stays quick. findEnv
 // (used by eval) still sees every environment.
@@ -396,6 +404,67 @@ describe("--json outputs follow docs/cli-json.md", () => {
     const best = expectJson(await cli("best", "ep", "--db", db, "--json"), "clade.best/1");
     expect(best.best).toHaveProperty("file");
   });
+
+  it("goals, goals report and review of runs judged on the fake model server", async () => {
+    const server = await startFakeModelServer({ rule: judgeRule(disagreeing) });
+    try {
+      const config = writeJudgeConfig(join(dir, "judges.json"), server, { maxRetries: 1 });
+      const file = writeTruth(join(dir, "labelled.json"));
+      const judged = ["goals", file, "--judges", JUDGES, "--config", config, "--db", db];
+      // Judged, with ground truth, disagreements queued.
+      const out = expectJson(
+        await cli(...judged, "--run-id", "gj", "--quiet", "--json"),
+        "clade.goals-report/1",
+      );
+      expect(out).toMatchObject({ runId: "gj", status: "complete", human: null });
+      expect(out.agreement).toHaveProperty("turns.ensemble");
+      expect(out.review).toEqual({ queued: 2, open: 2, reviewed: 0 });
+      const queue = expectJson(
+        await cli("review", "gj", "--db", db, "--json"),
+        "clade.review-queue/1",
+      );
+      expect(queue.items).toHaveLength(2);
+      // One field reviewed: the report has the judges against the reviewer; --all has it.
+      const { reviewCommand } = await import("../../src/cli/commands/review.js");
+      const quiet = { stdout: () => {}, stderr: () => {}, interactive: false };
+      expect(
+        await reviewCommand("gj", { db, reviewer: "r" }, quiet, Readable.from(["E4\nq\n"])),
+      ).toBe(0);
+      const reviewed = expectJson(
+        await cli("goals", "report", "gj", "--db", db, "--json"),
+        "clade.goals-report/1",
+      );
+      expect(reviewed.human).toMatchObject({ reviews: 1 });
+      const all = expectJson(
+        await cli("review", "gj", "--db", db, "--json", "--all"),
+        "clade.review-queue/1",
+      );
+      expect((all.items as { review: unknown }[])[0]?.review).toMatchObject({ value: "E4" });
+      // A judge failing on one conversation (exit 4): its error is listed by goals report.
+      server.setRule(
+        judgeRule((c, judge, call) =>
+          c === "g4" && judge === 2 ? { fault: "server_error" } : disagreeing(c, judge, call),
+        ),
+      );
+      // (--cache off: the first run's answers are in the response cache.)
+      const failed = await cli(...judged, "--run-id", "ge", "--cache", "off", "--quiet", "--json");
+      expect(failed.code).toBe(4);
+      const errored = expectJson(
+        await cli("goals", "report", "ge", "--db", db, "--json"),
+        "clade.goals-report/1",
+      );
+      expect((errored.errors as { conversation: string }[])[0]?.conversation).toBe("g4");
+      // Ground truth only, outcome-level (τ-bench), not stored.
+      const tau = join(ROOT, "tests", "fixtures", "goals", "tau.json");
+      const truth = expectJson(
+        await cli("goals", tau, "--db", db, "--json"),
+        "clade.goals-report/1",
+      );
+      expect(truth).toMatchObject({ status: "not stored", groundTruth: { turnLevel: false } });
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 
   it("eval and eval sets", async () => {
     const single = await cli(

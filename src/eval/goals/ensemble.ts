@@ -76,12 +76,10 @@ export async function judgeWithEnsemble(
         index,
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      // An aborted job stores nothing for the judgement it cut short: it is asked again. One
-      // that was made (labelled) is kept, even if the signal came meanwhile: asking it again
-      // would judge the conversation twice.
-      if (outcome.status === "labelled" || !options.signal?.aborted) {
-        options.onJudgement?.(index, outcome);
-      }
+      // Every judgement is handed on: one made (labelled) even if the signal came meanwhile,
+      // since asking it again would judge the conversation twice; one the signal cut short as
+      // an error, so that what its calls cost is counted; it is asked again on resume.
+      options.onJudgement?.(index, outcome);
       return outcome;
     }),
   );

@@ -322,7 +322,11 @@ export function buildGoalReport(
     stopReason: run.stopReason,
     taxonomy: taxonomy.name,
     judges,
-    counts: store.counts(runId),
+    // Without judges nothing waits for a verdict: the conversations are scored from their labels.
+    counts:
+      judges.length > 0
+        ? store.counts(runId)
+        : { conversations: rows.length, pending: 0, judged: 0, errored: 0 },
     judged,
     groundTruth,
     agreement,

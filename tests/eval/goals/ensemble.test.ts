@@ -219,7 +219,7 @@ describe("judges in parallel", () => {
 });
 
 describe("a signal", () => {
-  it("hands over judgements that were made, never those it cut short", async () => {
+  it("hands over judgements that were made as labels, and those it cut short as errors", async () => {
     const controller = new AbortController();
     const quick = new TableModel("quick", () => answer(labels("N s", ". s")));
     // Answers, but the signal fires as its reply comes in (a kill between reply and storage).
@@ -235,13 +235,15 @@ describe("a signal", () => {
       onJudgement: (index, outcome) => made.push([index, outcome.status]),
     });
     expect(Date.now() - started).toBeLessThan(2000);
-    // The slow judge was cut short: nothing of it is kept, so a resume asks it again.
+    // The slow judge was cut short: handed over as an error (what its call cost is counted),
+    // so a resume asks it again.
     expect(slow.delivered.size).toBe(0);
     expect(got.status).toBe("errored");
     // Both answers that arrived are kept: asking them again would judge the conversation twice.
     expect(made.sort()).toEqual([
       [0, "labelled"],
       [1, "labelled"],
+      [2, "errored"],
     ]);
   });
 });
