@@ -167,6 +167,16 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
     });
 
   const batch = new WriteBatch(store);
+  // The counts, and the progress they feed, follow what is committed.
+  const recordError = (position: number, error: string) =>
+    batch.add(
+      () => store.setVerdict(runId, position, { status: "errored", error }),
+      () => {
+        errored++;
+        verdicts++;
+        progress();
+      },
+    );
   let next = 0;
   const worker = async () => {
     while (next < todo.length) {
@@ -176,14 +186,9 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
       const parsed = conversationSchema.safeParse(row.conversation);
       if (!parsed.success) {
         // Damaged in the store: said once, never judged, never scored.
-        const error = `stored conversation ${row.conversationId} does not parse: ${parsed.error.issues[0]?.message ?? "invalid"}`;
-        batch.add(
-          () => store.setVerdict(runId, row.position, { status: "errored", error }),
-          () => {
-            errored++;
-            verdicts++;
-            progress();
-          },
+        recordError(
+          row.position,
+          `stored conversation ${row.conversationId} does not parse: ${parsed.error.issues[0]?.message ?? "invalid"}`,
         );
         continue;
       }
@@ -227,7 +232,6 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
       });
       // A judgement cut short by the signal is not a verdict: the conversation stays as it was.
       if (options.signal?.aborted) return;
-      // The counts, and the progress they feed, follow what is committed.
       if (outcome.status === "judged") {
         batch.add(
           () =>
@@ -244,15 +248,7 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
           },
         );
       } else {
-        const error = outcome.error;
-        batch.add(
-          () => store.setVerdict(runId, row.position, { status: "errored", error }),
-          () => {
-            errored++;
-            verdicts++;
-            progress();
-          },
-        );
+        recordError(row.position, outcome.error);
       }
     }
   };
