@@ -919,7 +919,10 @@ describe("the built CLI killed mid-job", () => {
     const report = json(await cli(...args.slice(1)));
     expect(report).toMatchObject({ status: "complete", stopReason: null });
     expect(report.counts).toEqual({ conversations: 20, pending: 0, judged: 20, errored: 0 });
-    expect(report.spend.calls).toBe(60);
+    // 60 answered calls, and those the signal cut short (at most the 3 in flight), which were
+    // paid for and are counted.
+    expect(report.spend.calls).toBeGreaterThanOrEqual(60);
+    expect(report.spend.calls).toBeLessThanOrEqual(63);
   }, 60_000);
 
   it("at the default concurrency, the built CLI writes nothing to stderr with --quiet", async () => {

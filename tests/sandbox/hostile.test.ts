@@ -261,7 +261,10 @@ describe("hostile code: resources", () => {
     });
     // fork() fails at 32 processes and the shell gives up, or (on a loaded machine, before it
     // says so) the wall clock ends it; either way the sandbox takes everything down with it.
-    expect(result.stderr.text.includes("Cannot fork") || result.killedBy === "wall").toBe(true);
+    expect(
+      result.stderr.text.includes("Cannot fork") || result.killedBy === "wall",
+      `killedBy ${result.killedBy}, ${result.durationMs} ms, stderr: ${result.stderr.text.slice(0, 300)}`,
+    ).toBe(true);
     expect(result.killedBy === null || result.killedBy === "wall").toBe(true);
     expect(result.durationMs).toBeLessThan(3000);
     expect(processesWith(marker)).toBe(0);

@@ -10,7 +10,6 @@
  * Everything is read and checked before the store is opened: bad input writes nothing.
  */
 import { createHash } from "node:crypto";
-import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { LABEL_FIELDS, type LabelField } from "../../eval/goals/agreement.js";
@@ -493,8 +492,6 @@ export async function goalsCommand(
       );
       let outcome: Awaited<ReturnType<typeof runGoalJob>> | undefined;
       const code = await withInterruption(async (signal) => {
-        // Every judge call in flight listens to the signal (24 by default): not a leak.
-        setMaxListeners(0, signal);
         outcome = await runGoalJob({
           store,
           runId,

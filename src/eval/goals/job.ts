@@ -8,6 +8,7 @@
  * failed). A budget stops new conversations from starting once the stored spend reaches it;
  * those in flight finish and are stored.
  */
+import { setMaxListeners } from "node:events";
 import type { GoalRunCounts, GoalStore, StoredJudgement } from "../../store/goal-log.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { type Conversation, conversationSchema } from "./conversation.js";
@@ -167,6 +168,14 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
     });
 
   const batch = new WriteBatch(store);
+  // Every judge call in flight listens to the signal (hundreds at a high concurrency): not a
+  // leak, so the job listens through a signal of its own without Node's listener warning.
+  const job = new AbortController();
+  setMaxListeners(0, job.signal);
+  const forward = () => job.abort(options.signal?.reason);
+  if (options.signal?.aborted) forward();
+  else options.signal?.addEventListener("abort", forward, { once: true });
+  const signal = job.signal;
   // The counts, and the progress they feed, follow what is committed.
   const recordError = (position: number, error: string) =>
     batch.add(
@@ -181,7 +190,7 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
   const worker = async () => {
     while (next < todo.length) {
       batch.check();
-      if (options.signal?.aborted || budgetReached) return;
+      if (signal.aborted || budgetReached) return;
       const row = todo[next++] as (typeof todo)[number];
       const parsed = conversationSchema.safeParse(row.conversation);
       if (!parsed.success) {
@@ -199,7 +208,7 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
       }
       const outcome = await judgeWithEnsemble(judges, conversation, settings, {
         earlier,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal,
         onJudgement: (index, made) => {
           const judge = judges[index] as Judge;
           const spend = made.status === "labelled" ? made.judgement.spend : made.spend;
@@ -231,7 +240,7 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
         },
       });
       // A judgement cut short by the signal is not a verdict: the conversation stays as it was.
-      if (options.signal?.aborted) return;
+      if (signal.aborted) return;
       if (outcome.status === "judged") {
         batch.add(
           () =>
@@ -265,13 +274,14 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
       ),
     );
   } finally {
+    options.signal?.removeEventListener("abort", forward);
     batch.flush();
   }
   batch.check();
   const counts = store.counts(runId);
   // Conversations left unstarted for the budget may be pending or errored (asked again on
   // resume): either way the job stopped short.
-  const stopReason = options.signal?.aborted
+  const stopReason = signal.aborted
     ? "signal"
     : budgetReached && next < todo.length
       ? "budget"
