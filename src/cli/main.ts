@@ -599,6 +599,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       setExit(goalsReportCommand(run, opts, io));
     });
 
+  goals
+    .command("list")
+    .description("the stored goal evaluations: status, conversations judged and errored, judges")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action(async (opts) => {
+      const { goalsListCommand } = await import("./commands/goals.js");
+      setExit(goalsListCommand(opts, io));
+    });
+
   program
     .command("review")
     .description(

@@ -266,6 +266,12 @@ describe("ground truth only", () => {
     const text = await cli("goals", "report", "dlg", "--db", db);
     expect(text.code).toBe(0);
     expect(truthRow(text.stdout)).toBe(truthRow(table.stdout));
+    // `goals list` finds it: 2 conversations, nothing pending, scored from ground truth.
+    const list = await cli("goals", "list", "--db", db);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(
+      /^dlg\s+complete\s+2\s+0\s+0\s+0\s+none \(ground truth\)\s+rcof\s/m,
+    );
   });
 
   it("chat JSONL without labels: nothing to score without judges (one line, nothing stored)", async () => {

@@ -461,6 +461,20 @@ describe("--json outputs follow docs/cli-json.md", () => {
         "clade.goals-report/1",
       );
       expect(truth).toMatchObject({ status: "not stored", groundTruth: { turnLevel: false } });
+      // The stored evaluations, and none where there is no store.
+      const list = expectJson(
+        await cli("goals", "list", "--db", db, "--json"),
+        "clade.goals-list/1",
+      );
+      expect(list.runs).toMatchObject([
+        { id: "gj", status: "complete", judged: 6, errored: 0, taxonomy: "rcof" },
+        { id: "ge", status: "complete", errored: 1 },
+      ]);
+      const none = expectJson(
+        await cli("goals", "list", "--db", join(dir, "none.db"), "--json"),
+        "clade.goals-list/1",
+      );
+      expect(none.runs).toEqual([]);
     } finally {
       await server.close();
     }

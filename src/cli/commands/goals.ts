@@ -543,3 +543,72 @@ export function goalsReportCommand(runId: string, raw: RawGoalsReportOptions, io
     store.close();
   }
 }
+
+/** One stored goal evaluation as `clade goals list` shows it. */
+function listedRun(store: GoalStore, run: NonNullable<ReturnType<GoalStore["getRun"]>>) {
+  const judges = Array.isArray(run.config.judges) ? run.config.judges.map(String) : [];
+  const taxonomy = run.config.taxonomy as { name?: unknown } | null | undefined;
+  const counts = store.counts(run.id);
+  return {
+    id: run.id,
+    status: run.status,
+    stopReason: run.stopReason,
+    judges,
+    taxonomy: typeof taxonomy?.name === "string" ? taxonomy.name : null,
+    conversations: counts.conversations,
+    // Without judges nothing waits for a verdict (as the report counts it).
+    pending: judges.length > 0 ? counts.pending : 0,
+    judged: counts.judged,
+    errored: counts.errored,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+  };
+}
+
+export function goalsListCommand(raw: { db: string; json?: boolean }, io: CliIo): number {
+  const runs = existsSync(raw.db)
+    ? (() => {
+        const store = GoalStore.open(raw.db, { readonly: true });
+        try {
+          return store.listRuns().map((run) => listedRun(store, run));
+        } finally {
+          store.close();
+        }
+      })()
+    : [];
+  if (raw.json) {
+    io.stdout(`${JSON.stringify({ schema: "clade.goals-list/1", runs })}\n`);
+    return 0;
+  }
+  if (runs.length === 0) {
+    io.stdout(`no goal evaluations yet in ${raw.db} (clade goals SOURCE --run-id ID)\n`);
+    return 0;
+  }
+  io.stdout(
+    `${renderTable(
+      [
+        "evaluation",
+        "status",
+        "conversations",
+        "judged",
+        "errored",
+        "pending",
+        "judges",
+        "taxonomy",
+        "created",
+      ],
+      runs.map((r) => [
+        r.id,
+        r.stopReason ? `${r.status} (${r.stopReason})` : r.status,
+        r.conversations,
+        r.judged,
+        r.errored,
+        r.pending,
+        r.judges.length > 0 ? r.judges.join(", ") : "none (ground truth)",
+        r.taxonomy ?? "",
+        r.createdAt,
+      ]),
+    )}\n`,
+  );
+  return 0;
+}
