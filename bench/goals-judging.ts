@@ -10,7 +10,6 @@
  * client's CPU per call (about 1.5 ms: the SDK, HTTP, the checks, the store) caps it below its
  * ideal, as bench/model-throughput.ts shows for single calls at 256.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +24,7 @@ import {
   resolveRubric,
   runGoalJob,
 } from "../dist/index.js";
+import { startFakeServerChild } from "./fake-server-child.js";
 
 process.setSourceMapsEnabled(false);
 
@@ -37,12 +37,7 @@ const TURNS = 3;
 const TARGETS: Record<number, number> = { 64: 0.9 };
 
 /** The fake server answers every judge with reasoning and labels for the turns asked for. */
-function startServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const script = `
-    import { startFakeModelServer } from "${new URL("../dist/testing/index.js", import.meta.url).href}";
-    const server = await startFakeModelServer({
-      latencyMs: ${LATENCY_MS},
-      rule: (request) => {
+const JUDGE_RULE = `(request) => {
         const text = JSON.stringify(request.body ?? "");
         const n = Number(/covering turns 1\\.\\.(\\d+)/.exec(text)?.[1] ?? 1);
         const turns = Array.from({ length: n }, (_, i) => ({
@@ -53,21 +48,7 @@ function startServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
           rationale: "as the standards say",
         }));
         return { content: "The user asks one thing; the last answer cites the wrong passage.\\n\\n\`\`\`json\\n" + JSON.stringify({ turns }) + "\\n\`\`\`" };
-      },
-    });
-    process.stdout.write(server.openaiBaseUrl + "\\n");
-    process.on("SIGTERM", async () => { await server.close(); process.exit(0); });
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.once("data", (data: Buffer) =>
-      resolve({ child, baseUrl: data.toString().trim() }),
-    );
-    child.once("exit", (code) => reject(new Error(`fake server exited with ${code}`)));
-  });
-}
+      }`;
 
 function conversation(i: number): Conversation {
   return {
@@ -81,7 +62,7 @@ function conversation(i: number): Conversation {
   };
 }
 
-const { child, baseUrl } = await startServer();
+const { child, baseUrl } = await startFakeServerChild(LATENCY_MS, JUDGE_RULE);
 const dir = mkdtempSync(join(tmpdir(), "clade-bench-goals-"));
 try {
   const judges: Judge[] = ["judge-a", "judge-b", "judge-c"].map((name, i) => ({

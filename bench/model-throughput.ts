@@ -6,7 +6,6 @@
  * The client's own cost per call is this process's CPU time per call, in microseconds: an upper
  * bound, since it also holds the runner, the agent and the environment.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import {
   createModelClient,
   type Env,
@@ -16,6 +15,7 @@ import {
   resolveAgent,
   runEpisodes,
 } from "../dist/index.js";
+import { startFakeServerChild } from "./fake-server-child.js";
 
 // tsx turns on source maps for stack traces; `clade eval` runs without them, so measure without.
 process.setSourceMapsEnabled(false);
@@ -49,29 +49,10 @@ const oneTurnEnv: EnvDefinition = {
   sampleAction: () => "go",
 };
 
-/** Starts the fake server in a child process and resolves with its OpenAI base URL. */
-function startServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const script = `
-    import { startFakeModelServer } from "${new URL("../dist/testing/index.js", import.meta.url).href}";
-    const server = await startFakeModelServer({
-      latencyMs: ${LATENCY_MS},
-      rule: () => ({ content: "Thought:\\nAnything will do.\\n\\nAction:\\ngo" }),
-    });
-    process.stdout.write(server.openaiBaseUrl + "\\n");
-    process.on("SIGTERM", async () => { await server.close(); process.exit(0); });
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.once("data", (data: Buffer) =>
-      resolve({ child, baseUrl: data.toString().trim() }),
-    );
-    child.once("exit", (code) => reject(new Error(`fake server exited with ${code}`)));
-  });
-}
-
-const { child, baseUrl } = await startServer();
+const { child, baseUrl } = await startFakeServerChild(
+  LATENCY_MS,
+  `() => ({ content: "Thought:\\nAnything will do.\\n\\nAction:\\ngo" })`,
+);
 try {
   const model = createModelClient({
     name: "fake",
