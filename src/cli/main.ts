@@ -539,6 +539,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .command("goals")
     .description(
       "goal-oriented evaluation of conversations: GSR, root causes, teacher-judge ensembles (docs/goals.md)",
+    )
+    .addHelpText(
+      "after",
+      "\n`clade goals SOURCE ...` is short for `clade goals judge SOURCE ...` (a file named like a\ncommand: ./report).\n",
     );
   goals
     .command("judge", { isDefault: true })
