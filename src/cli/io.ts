@@ -15,6 +15,19 @@ export const processIo: CliIo = {
   interactive: Boolean(process.stderr.isTTY),
 };
 
+/**
+ * Exit codes beyond 0 (everything finished) and 2 (bad input), shared by the commands that run
+ * stored work (`clade eval`, `clade goals`) and documented in the README, so that scripts and CI
+ * can tell outcomes apart.
+ */
+export const EXIT = {
+  badInput: 2,
+  budget: 3,
+  someErrored: 4,
+  allErrored: 5,
+  failFast: 6,
+} as const;
+
 /** Bad input from the user: one line on stderr and exit code 2. */
 export class UsageError extends Error {
   override name = "UsageError";

@@ -42,6 +42,11 @@ export function formatRate(value: number | null, digits = 3): string {
   return value === null || Number.isNaN(value) ? "n/a" : value.toFixed(digits);
 }
 
+/** A percentage with its sign, one decimal by default; NaN (no data) prints as "n/a". */
+export function formatPercent(value: number, digits = 1): string {
+  return Number.isNaN(value) ? "n/a" : `${value.toFixed(digits)}%`;
+}
+
 export function formatInterval(interval: { low: number; high: number }, digits = 3): string {
   if (Number.isNaN(interval.low)) return "n/a";
   return `[${interval.low.toFixed(digits)}, ${interval.high.toFixed(digits)}]`;

@@ -12,7 +12,7 @@ import { computeGoalMetrics, type GoalMetrics } from "../../eval/goals/metrics.j
 import { groundTruthTurns } from "../../eval/goals/report.js";
 import { builtinTaxonomy } from "../../eval/goals/taxonomy.js";
 import type { RunStore } from "../../store/run-store.js";
-import { renderTable } from "../table.js";
+import { formatInterval, formatPercent, renderTable } from "../table.js";
 
 export interface GoalsDemo {
   runId: string;
@@ -59,33 +59,31 @@ export function goalsJson(demo: GoalsDemo) {
   };
 }
 
-const pct = (value: number) => (Number.isNaN(value) ? "n/a" : `${value.toFixed(1)}%`);
-const range = (i: { low: number; high: number }) =>
-  Number.isNaN(i.low) ? "" : `[${i.low.toFixed(1)}, ${i.high.toFixed(1)}]`;
-
 export function goalsText(demo: GoalsDemo): string {
   const m = demo.metrics;
   const gsr = renderTable(
     ["helpdesk assistant", "goals", "GSR", "95% CI"],
     [
-      ["all goals", m.gsr.total, pct(m.gsr.percent), range(m.gsr.interval)],
+      ["all goals", m.gsr.total, formatPercent(m.gsr.percent), formatInterval(m.gsr.interval, 1)],
       [
         "multi-turn goals",
         m.multiTurnGsr.total,
-        pct(m.multiTurnGsr.percent),
-        range(m.multiTurnGsr.interval),
+        formatPercent(m.multiTurnGsr.percent),
+        formatInterval(m.multiTurnGsr.interval, 1),
       ],
       [
         "turns (turn success)",
         m.turnSuccessRate.total,
-        pct(m.turnSuccessRate.percent),
-        range(m.turnSuccessRate.interval),
+        formatPercent(m.turnSuccessRate.percent),
+        formatInterval(m.turnSuccessRate.interval, 1),
       ],
     ],
   );
   const causes = renderTable(
     ["RCOF", "root cause of failed goals", "goals", "share"],
-    m.causes.filter((c) => c.count > 0).map((c) => [c.code, c.name, c.count, pct(c.percent)]),
+    m.causes
+      .filter((c) => c.count > 0)
+      .map((c) => [c.code, c.name, c.count, formatPercent(c.percent)]),
   );
   return [
     `Goal-oriented evaluation: the helpdesk assistant on ${demo.conversations} test sessions, scored from the environment's ground truth (clade goals ${demo.runId} --format run):`,

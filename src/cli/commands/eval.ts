@@ -65,7 +65,7 @@ import type { Model } from "../../model/types.js";
 import { SANDBOX_MODES, setDefaultSandboxMode } from "../../sandbox/mode.js";
 import { createResponseCache } from "../../store/response-cache.js";
 import { RunConflictError, RunStore } from "../../store/run-store.js";
-import { type CliIo, errorJson, UsageError } from "../io.js";
+import { type CliIo, EXIT, errorJson, UsageError } from "../io.js";
 import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
 import { createProgress } from "../progress.js";
 import { addCosts, formatCost, renderMetrics, renderUsage } from "../report.js";
@@ -148,18 +148,6 @@ export const EVAL_DEFAULTS = {
 
 /** Most episodes (tasks × samples) one run may plan: its plan is held in memory. */
 export const MAX_EPISODES = 1_000_000;
-
-/**
- * Exit codes of `clade eval` beyond 0 (every episode finished) and 2 (bad input), documented in
- * the README so that scripts and CI can tell outcomes apart.
- */
-export const EXIT = {
-  badInput: 2,
-  budget: 3,
-  someErrored: 4,
-  allErrored: 5,
-  failFast: 6,
-} as const;
 
 /**
  * An eval set's exit code is its worst run's, in this order: a refused run (2), a run stopped

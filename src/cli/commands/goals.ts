@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { z } from "zod";
-import { LABEL_FIELDS, type LabelField } from "../../eval/goals/agreement.js";
+import { formatKappa, LABEL_FIELDS, type LabelField } from "../../eval/goals/agreement.js";
 import type { Conversation } from "../../eval/goals/conversation.js";
 import {
   ConversationImportError,
@@ -48,9 +48,9 @@ import { checkKey, publicModelSpec, resolveModel } from "../../model/resolve.js"
 import { GoalStore } from "../../store/goal-log.js";
 import { createResponseCache } from "../../store/response-cache.js";
 import type { JsonValue } from "../../store/search-log.js";
-import { type CliIo, sha256OfFile, UsageError } from "../io.js";
+import { type CliIo, EXIT, sha256OfFile, UsageError } from "../io.js";
 import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
-import { formatInterval, renderTable } from "../table.js";
+import { formatInterval, formatPercent, formatRate, renderTable } from "../table.js";
 import { throttled, withInterruption } from "./evolve.js";
 
 export const GOALS_DEFAULTS = {
@@ -59,9 +59,6 @@ export const GOALS_DEFAULTS = {
   cache: "rw" as CacheMode,
   answerAttempts: DEFAULT_ANSWER_ATTEMPTS,
 } as const;
-
-/** Exit codes beyond 0/2, as `clade eval` uses them. */
-export const GOALS_EXIT = { budget: 3, someErrored: 4, allErrored: 5 } as const;
 
 const goalsOptionsSchema = z.object({
   format: z.enum(["run", "chat", "tau", "dialogues"]).optional(),
@@ -184,21 +181,17 @@ function groundTruthReport(
   };
 }
 
-const percent = (value: number) => (Number.isNaN(value) ? "n/a" : `${value.toFixed(1)}%`);
-const share = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(3));
-const kappa = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(3));
-
 function gsrRow(name: string, m: GoalMetrics & { turnLevel?: boolean }): string[] {
   return [
     name,
     String(m.sessions),
     String(m.gsr.total),
-    `${percent(m.gsr.percent)} ${formatInterval(m.gsr.interval, 1)}`,
+    `${formatPercent(m.gsr.percent)} ${formatInterval(m.gsr.interval, 1)}`,
     String(m.multiTurnGsr.total),
-    `${percent(m.multiTurnGsr.percent)} ${formatInterval(m.multiTurnGsr.interval, 1)}`,
+    `${formatPercent(m.multiTurnGsr.percent)} ${formatInterval(m.multiTurnGsr.interval, 1)}`,
     m.turnLevel === false
       ? "n/a (outcome only)"
-      : `${percent(m.turnSuccessRate.percent)} ${formatInterval(m.turnSuccessRate.interval, 1)}`,
+      : `${formatPercent(m.turnSuccessRate.percent)} ${formatInterval(m.turnSuccessRate.interval, 1)}`,
   ];
 }
 
@@ -216,7 +209,7 @@ function causesTable(columns: readonly { name: string; metrics: GoalMetrics }[])
   const first = columns[0]?.metrics as GoalMetrics;
   const cell = (m: GoalMetrics, i: number) => {
     const c = m.causes[i];
-    return c ? `${c.count} (${percent(c.percent)})` : "";
+    return c ? `${c.count} (${formatPercent(c.percent)})` : "";
   };
   const rows = first.causes.map((c, i) => [
     c.code,
@@ -228,7 +221,8 @@ function causesTable(columns: readonly { name: string; metrics: GoalMetrics }[])
       "-",
       "unattributed",
       ...columns.map(
-        (col) => `${col.metrics.unattributed.count} (${percent(col.metrics.unattributed.percent)})`,
+        (col) =>
+          `${col.metrics.unattributed.count} (${formatPercent(col.metrics.unattributed.percent)})`,
       ),
     ]);
   }
@@ -266,8 +260,8 @@ export function renderGoalReport(report: GoalReport): string {
     const row = (name: string, a: typeof turns.ensemble) => [
       name,
       ...LABEL_FIELDS.flatMap((f: LabelField) => [
-        `${share(a.fields[f].accuracy)} (${a.fields[f].items})`,
-        kappa(a.fields[f].kappa),
+        `${formatRate(a.fields[f].accuracy)} (${a.fields[f].items})`,
+        formatKappa(a.fields[f].kappa),
       ]),
     ];
     parts.push(
@@ -281,8 +275,8 @@ export function renderGoalReport(report: GoalReport): string {
   if (outcome) {
     const row = (name: string, a: typeof outcome.ensemble) => [
       name,
-      `${share(a.accuracy)} (${a.items})`,
-      kappa(a.kappa),
+      `${formatRate(a.accuracy)} (${a.items})`,
+      formatKappa(a.kappa),
     ];
     parts.push(
       `agreement with the ground truth's outcome (every turn a success ⇔ the data's success)\n${renderTable(
@@ -298,7 +292,8 @@ export function renderGoalReport(report: GoalReport): string {
     const a = report.among;
     parts.push(
       `agreement among the ${a.labellers} judges (Fleiss' κ; unanimous items): ${LABEL_FIELDS.map(
-        (f) => `${f} ${kappa(a.fields[f].kappa)} (${a.fields[f].unanimous}/${a.fields[f].items})`,
+        (f) =>
+          `${f} ${formatKappa(a.fields[f].kappa)} (${a.fields[f].unanimous}/${a.fields[f].items})`,
       ).join(", ")}`,
     );
   }
@@ -313,8 +308,8 @@ export function renderGoalReport(report: GoalReport): string {
         ].map(({ name, fields }) => [
           name,
           ...LABEL_FIELDS.flatMap((f) => [
-            `${share(fields[f].accuracy)} (${fields[f].items})`,
-            kappa(fields[f].kappa),
+            `${formatRate(fields[f].accuracy)} (${fields[f].items})`,
+            formatKappa(fields[f].kappa),
           ]),
         ]),
       )}`,
@@ -359,10 +354,10 @@ function buildJudges(
 }
 
 function exitCodeOf(report: GoalReport, stopReason: string | null): number {
-  if (stopReason === "budget") return GOALS_EXIT.budget;
+  if (stopReason === "budget") return EXIT.budget;
   const { counts } = report;
-  if (counts.errored > 0 && counts.judged === 0) return GOALS_EXIT.allErrored;
-  if (counts.errored > 0) return GOALS_EXIT.someErrored;
+  if (counts.errored > 0 && counts.judged === 0) return EXIT.allErrored;
+  if (counts.errored > 0) return EXIT.someErrored;
   return 0;
 }
 

@@ -24,7 +24,7 @@ import { GoalStore, type StoredConversation, type StoredReview } from "../../sto
 import type { JsonValue } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { parseOptions } from "../options.js";
-import { renderTable } from "../table.js";
+import { formatPercent, renderTable } from "../table.js";
 
 const reviewOptionsSchema = z.object({
   reviewer: z
@@ -240,8 +240,6 @@ function renderQueuedTurn(t: QueuedTurn, index: number, total: number): string {
   ].join("\n");
 }
 
-const gsrText = (value: number) => (Number.isNaN(value) ? "n/a" : `${value.toFixed(1)}%`);
-
 export async function reviewCommand(
   runId: string,
   raw: RawReviewOptions,
@@ -267,7 +265,7 @@ export async function reviewCommand(
     const before = buildGoalReport(store, runId);
     if (turns.length === 0) {
       io.stdout(
-        `review ${runId}: nothing open (${before.review.queued} fields queued, all reviewed); GSR ${gsrText(before.judged?.gsr.percent ?? Number.NaN)}\n`,
+        `review ${runId}: nothing open (${before.review.queued} fields queued, all reviewed); GSR ${formatPercent(before.judged?.gsr.percent ?? Number.NaN)}\n`,
       );
       return 0;
     }
@@ -325,8 +323,8 @@ export async function reviewCommand(
       reader.close();
     }
     const after = buildGoalReport(store, runId);
-    const g = (r: typeof before) => gsrText(r.judged?.gsr.percent ?? Number.NaN);
-    const m = (r: typeof before) => gsrText(r.judged?.multiTurnGsr.percent ?? Number.NaN);
+    const g = (r: typeof before) => formatPercent(r.judged?.gsr.percent ?? Number.NaN);
+    const m = (r: typeof before) => formatPercent(r.judged?.multiTurnGsr.percent ?? Number.NaN);
     io.stdout(
       `review ${runId}: ${stored} label${stored === 1 ? "" : "s"} stored by ${reviewer}; ${after.review.open} fields still open\n` +
         `GSR ${g(before)} → ${g(after)}; multi-turn GSR ${m(before)} → ${m(after)}\n`,
