@@ -18,9 +18,14 @@ import { type Conversation, conversationSchema } from "../../eval/goals/conversa
 import { renderConversation } from "../../eval/goals/judge.js";
 import type { TurnLabel } from "../../eval/goals/labels.js";
 import { buildGoalReport, readRunConfig } from "../../eval/goals/report.js";
-import { openItems, type TurnReview } from "../../eval/goals/review.js";
+import {
+  latestReviews,
+  openItems,
+  reviewsByPosition,
+  type TurnReview,
+} from "../../eval/goals/review.js";
 import type { Taxonomy } from "../../eval/goals/taxonomy.js";
-import { GoalStore, type StoredConversation, type StoredReview } from "../../store/goal-log.js";
+import { GoalStore, type StoredConversation } from "../../store/goal-log.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { parseOptions } from "../options.js";
@@ -62,29 +67,19 @@ interface QueuedTurn {
   items: ReviewItem[];
   vote: TurnLabel;
   judges: JudgeView[];
-}
-
-function reviewsOf(stored: readonly StoredReview[], position: number): TurnReview[] {
-  return stored
-    .filter((r) => r.position === position)
-    .map((r) => ({
-      turn_number: r.turnNumber,
-      field: r.field,
-      value: r.value as boolean | string | null,
-      reviewer: r.reviewer,
-      at: r.at,
-      ...(r.note !== undefined ? { note: r.note } : {}),
-    }));
+  /** The conversation's reviews, oldest first. */
+  reviews: TurnReview[];
 }
 
 /** The queued turns in order, each with its open (or, with `all`, every) queued field. */
 function queuedTurns(store: GoalStore, runId: string, all: boolean): QueuedTurn[] {
-  const reviews = store.reviews(runId);
+  const reviewsBy = reviewsByPosition(store.reviews(runId));
   const out: QueuedTurn[] = [];
   for (const row of store.conversations(runId, ["judged"])) {
     const queue = (row.queue ?? []) as unknown as ReviewItem[];
     if (queue.length === 0) continue;
-    const items = all ? queue : openItems(queue, reviewsOf(reviews, row.position));
+    const reviews = reviewsBy.get(row.position) ?? [];
+    const items = all ? queue : openItems(queue, reviews);
     if (items.length === 0) continue;
     const parsed = conversationSchema.safeParse(row.conversation);
     if (!parsed.success) continue;
@@ -99,6 +94,7 @@ function queuedTurns(store: GoalStore, runId: string, all: boolean): QueuedTurn[
         conversation: parsed.data,
         turnNumber,
         items: turnItems,
+        reviews,
         vote: votes[turnNumber - 1] as TurnLabel,
         judges: judgements.map((j) => ({
           judge: j.judge,
@@ -114,22 +110,14 @@ function queuedTurns(store: GoalStore, runId: string, all: boolean): QueuedTurn[
   return out;
 }
 
-function queueJson(runId: string, turns: readonly QueuedTurn[], store: GoalStore) {
-  const reviews = store.reviews(runId);
+function queueJson(runId: string, turns: readonly QueuedTurn[]) {
   return {
     schema: "clade.review-queue/1",
     runId,
     items: turns.flatMap((t) =>
       t.items.map((item) => {
         const turn = t.conversation.turns[t.turnNumber - 1];
-        const done = reviews
-          .filter(
-            (r) =>
-              r.position === t.row.position &&
-              r.turnNumber === item.turn_number &&
-              r.field === item.field,
-          )
-          .at(-1);
+        const done = latestReviews(t.reviews).get(`${item.turn_number}:${item.field}`);
         return {
           conversation: t.row.conversationId,
           position: t.row.position,
@@ -259,7 +247,7 @@ export async function reviewCommand(
     }
     const turns = queuedTurns(store, runId, Boolean(options.all));
     if (options.json) {
-      io.stdout(`${JSON.stringify(queueJson(runId, turns, store))}\n`);
+      io.stdout(`${JSON.stringify(queueJson(runId, turns))}\n`);
       return 0;
     }
     const before = buildGoalReport(store, runId);

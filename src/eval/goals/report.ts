@@ -20,7 +20,7 @@ import {
 import { type Conversation, conversationSchema } from "./conversation.js";
 import type { TurnLabel, TurnLabelFields } from "./labels.js";
 import { computeGoalMetrics, type GoalMetrics, type SessionLabels } from "./metrics.js";
-import { applyReviews, fieldValue, openItems, type TurnReview } from "./review.js";
+import { applyReviews, fieldValue, openItems, reviewsByPosition } from "./review.js";
 import { parseTaxonomy, type Taxonomy } from "./taxonomy.js";
 
 export interface OutcomeAgreement {
@@ -158,18 +158,7 @@ export function buildGoalReport(
   const bootstrap = { seed: options.seed ?? 0, resamples: options.resamples ?? 1000 };
   const rows = store.conversations(runId);
   const allReviews = store.reviews(runId);
-  const reviewsBy = new Map<number, TurnReview[]>();
-  for (const r of allReviews) {
-    const list = reviewsBy.get(r.position) ?? [];
-    list.push({
-      turn_number: r.turnNumber,
-      field: r.field,
-      value: r.value as boolean | string | null,
-      reviewer: r.reviewer,
-      at: r.at,
-    });
-    reviewsBy.set(r.position, list);
-  }
+  const reviewsBy = reviewsByPosition(allReviews);
   const judgementsBy = new Map<number, StoredJudgement[]>();
   for (const j of store.judgements(runId)) {
     const list = judgementsBy.get(j.position) ?? [];

@@ -3,6 +3,7 @@
  * the vote (the latest review of a field is the one in force), and a queued field with a review
  * leaves the queue. Pure functions over the vote, its queue and the reviews.
  */
+import type { StoredReview } from "../../store/goal-log.js";
 import type { LabelField, ReviewItem } from "./agreement.js";
 import type { TurnLabel, TurnLabelFields } from "./labels.js";
 import { findCode, type Taxonomy } from "./taxonomy.js";
@@ -48,6 +49,24 @@ export function checkReviewValue(
     );
   }
   return value;
+}
+
+/** The store's review rows by conversation position, oldest first, as the functions here take them. */
+export function reviewsByPosition(stored: readonly StoredReview[]): Map<number, TurnReview[]> {
+  const by = new Map<number, TurnReview[]>();
+  for (const r of stored) {
+    const list = by.get(r.position) ?? [];
+    list.push({
+      turn_number: r.turnNumber,
+      field: r.field,
+      value: r.value as boolean | string | null,
+      reviewer: r.reviewer,
+      at: r.at,
+      ...(r.note !== undefined ? { note: r.note } : {}),
+    });
+    by.set(r.position, list);
+  }
+  return by;
 }
 
 /** The latest review of each (turn, field). */
