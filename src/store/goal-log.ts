@@ -347,6 +347,16 @@ export class GoalStore extends ConfiguredStore<GoalRunStatus> {
     return rows.map(judgementOf);
   }
 
+  /** Turn fields queued for review over the judged conversations (counted in SQL, not parsed). */
+  queuedFields(id: string): number {
+    return this.sql(
+      `SELECT COALESCE(SUM(json_array_length(queue)), 0) FROM goal_conversations
+       WHERE run_id = ? AND status = 'judged'`,
+    )
+      .pluck()
+      .get(id) as number;
+  }
+
   /** Summed cost over every judgement stored for the job (earlier sessions included). */
   spentUsd(id: string): number {
     return (

@@ -289,6 +289,8 @@ describe("GoalStore verdicts and reviews", () => {
     expect(Number.isNaN(Date.parse(a?.judgedAt ?? ""))).toBe(false);
     expect(store.conversation("g1", 2)).toMatchObject({ labels, queue });
     expect(store.counts("g1")).toEqual({ conversations: 3, pending: 1, judged: 2, errored: 0 });
+    // Queued fields over the judged conversations: c's one, a's none.
+    expect(store.queuedFields("g1")).toBe(1);
     expect(store.conversation("g1", 9)).toBeUndefined();
     expect(() => store.setVerdict("g1", 9, { status: "errored", error: "x" })).toThrow(
       'goal evaluation "g1" has no conversation at position 9',

@@ -76,10 +76,6 @@ function earlierOutcome(row: StoredJudgement): JudgeOutcome | undefined {
   };
 }
 
-function queueLength(queue: JsonValue | null): number {
-  return Array.isArray(queue) ? queue.length : 0;
-}
-
 /**
  * The job's store writes, committed together at the end of the event-loop turn they were made
  * in: at hundreds of judgements a second, one transaction per write cost a fifth of the job's
@@ -151,9 +147,7 @@ export async function runGoalJob(options: GoalJobOptions): Promise<GoalJobResult
   const initial = store.counts(runId);
   let judged = initial.judged;
   let errored = 0;
-  let queued = store
-    .conversations(runId, ["judged"])
-    .reduce((sum, c) => sum + queueLength(c.queue), 0);
+  let queued = store.queuedFields(runId);
   let spentUsd = store.spentUsd(runId);
   let verdicts = 0;
   let budgetReached = options.budgetUsd !== undefined && spentUsd >= options.budgetUsd;

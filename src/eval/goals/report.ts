@@ -160,7 +160,8 @@ export function buildGoalReport(
   const allReviews = store.reviews(runId);
   const reviewsBy = reviewsByPosition(allReviews);
   const judgementsBy = new Map<number, StoredJudgement[]>();
-  for (const j of store.judgements(runId)) {
+  const judgements = store.judgements(runId);
+  for (const j of judgements) {
     const list = judgementsBy.get(j.position) ?? [];
     list.push(j);
     judgementsBy.set(j.position, list);
@@ -295,7 +296,6 @@ export function buildGoalReport(
       ? { reviews: latestCount, judges: humanPairs.map(vsHuman), ensemble: vsHuman(votePairs) }
       : null;
 
-  const judgements = store.judgements(runId);
   const spend = {
     costUsd: judgements.reduce((s, j) => s + j.costUsd, 0),
     unpriced: judgements.some((j) => j.unpriced),
