@@ -92,6 +92,11 @@ export interface AccountedModel extends Model {
   readonly unpriced?: boolean;
 }
 
+/** Whether a model reports each call's accounting (clade's client), or is a plain Model. */
+export function isAccounted(model: Model): model is AccountedModel {
+  return typeof (model as Partial<AccountedModel>).completeWithMeta === "function";
+}
+
 /** Carries the accounting of a failed call to whoever records it. */
 export class FailedCallError extends Error {
   override name = "FailedCallError";
@@ -131,7 +136,7 @@ export class CallRecorder implements Model {
     const startedAt = new Date().toISOString();
     const start = performance.now();
     const base = { turn: -1, model: this.inner.id, request: this.scrub(request), startedAt };
-    const accounted = "completeWithMeta" in this.inner;
+    const accounted = isAccounted(this.inner);
     const progress: CallProgress = {
       attempts: 0,
       attemptErrors: [],

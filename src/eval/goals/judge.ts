@@ -7,7 +7,7 @@
  * provider error (after the model layer's own retries of 429s, 5xx and timeouts) or answers
  * that stay unusable make the judgement an error, never a label.
  */
-import { FailedCallError } from "../../model/call-record.js";
+import { type CallMeta, FailedCallError, isAccounted } from "../../model/call-record.js";
 import type {
   ChatMessage,
   GenerationParams,
@@ -268,16 +268,7 @@ function emptySpend(): JudgeUsage {
   };
 }
 
-interface CallAccount {
-  usage: Usage;
-  costUsd: number;
-  unpriced?: true;
-  latencyMs: number | null;
-  cacheHit: boolean;
-  attempts: number;
-}
-
-function account(spend: JudgeUsage, meta: CallAccount): void {
+function account(spend: JudgeUsage, meta: CallMeta): void {
   spend.calls++;
   spend.usage.inputTokens += meta.usage.inputTokens;
   spend.usage.outputTokens += meta.usage.outputTokens;
@@ -295,18 +286,9 @@ async function ask(
   spend: JudgeUsage,
   signal: AbortSignal | undefined,
 ): Promise<ModelResponse> {
-  const accounted = "completeWithMeta" in client;
-  const unpriced = accounted ? (client as { unpriced?: boolean }).unpriced === true : true;
-  if (accounted) {
+  if (isAccounted(client)) {
     try {
-      const { response, meta } = await (
-        client as Model & {
-          completeWithMeta: (
-            r: ModelRequest,
-            s?: AbortSignal,
-          ) => Promise<{ response: ModelResponse; meta: CallAccount }>;
-        }
-      ).completeWithMeta(request, signal);
+      const { response, meta } = await client.completeWithMeta(request, signal);
       account(spend, meta);
       return response;
     } catch (error) {
@@ -320,7 +302,7 @@ async function ask(
   account(spend, {
     usage: response.usage,
     costUsd: 0,
-    ...(unpriced ? { unpriced: true as const } : {}),
+    unpriced: true,
     latencyMs: performance.now() - start,
     cacheHit: false,
     attempts: 1,

@@ -8,8 +8,7 @@
  * name), is unpriced: its calls count tokens, cost 0, and mark the usage `unpriced` so that
  * reports say so instead of $0.
  */
-import type { AccountedModel } from "../../model/call-record.js";
-import { FailedCallError } from "../../model/call-record.js";
+import { FailedCallError, isAccounted } from "../../model/call-record.js";
 import type { Model, ModelRequest, ModelResponse } from "../../model/types.js";
 import type { WorkUsage } from "../../store/search-log.js";
 
@@ -25,10 +24,6 @@ export function addUsage(a: WorkUsage, b: WorkUsage): WorkUsage {
     costUsd: a.costUsd + b.costUsd,
     ...(a.unpriced || b.unpriced ? { unpriced: true } : {}),
   };
-}
-
-function isAccounted(model: Model): model is AccountedModel {
-  return typeof (model as Partial<AccountedModel>).completeWithMeta === "function";
 }
 
 /** One model call, with its usage and cost. */
