@@ -7,6 +7,8 @@ import { faultyHelpdeskAssistant, solveHelpdesk } from "./helpdesk/assistant.js"
 import type { EpisodeAgentFactory, LlmAgentOptions } from "./prompting.js";
 import { createRandomAgent } from "./random.js";
 import { createReactAgent } from "./react.js";
+import { solveBlade } from "./reference/blade.js";
+import { naiveBladeAnalyst } from "./reference/blade-naive.js";
 import { solveCoding } from "./reference/coding.js";
 import { solveGridworld } from "./reference/gridworld.js";
 import { solveMaze } from "./reference/maze.js";
@@ -26,11 +28,13 @@ const REFERENCE_SOLVERS: Record<string, ReferenceSolver> = {
   sql: solveSql,
   coding: solveCoding,
   helpdesk: solveHelpdesk,
+  blade: solveBlade,
 };
 
 /** Agents that play one environment only: the name, and that environment's agent. */
 const ENV_AGENTS: Record<string, { env: string; create: ReferenceSolver }> = {
   assistant: { env: "helpdesk", create: faultyHelpdeskAssistant },
+  naive: { env: "blade", create: naiveBladeAnalyst },
 };
 
 export interface AgentFactory {
@@ -51,6 +55,11 @@ export const BUILTIN_AGENTS = [
   {
     name: "assistant",
     description: "helpdesk only: the rule-based assistant with the seeded fault plan",
+  },
+  {
+    name: "naive",
+    description:
+      "blade only: fits the question's outcome on its cause alone, no controls or transforms",
   },
 ] as const;
 

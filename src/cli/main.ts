@@ -27,13 +27,16 @@ const USER_ERRORS = [
 ];
 
 /**
- * Whether an error is the user's to fix. RemoteEnvError's module loads node:http, so it is only
- * imported when an error needs classifying (a command that throws it has loaded it already).
+ * Whether an error is the user's to fix. RemoteEnvError's module loads node:http and the blade
+ * errors' modules zod and csv-parse, so they are only imported when an error needs classifying
+ * (a command that throws one has loaded it already).
  */
 async function isUserError(error: unknown): Promise<boolean> {
   if (USER_ERRORS.some((type) => error instanceof type)) return true;
   const { RemoteEnvError } = await import("../env/remote/errors.js");
-  return error instanceof RemoteEnvError;
+  if (error instanceof RemoteEnvError) return true;
+  const { BLADE_INPUT_ERRORS } = await import("../env/blade/errors.js");
+  return BLADE_INPUT_ERRORS.some((type) => error instanceof type);
 }
 
 function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean): Command {
@@ -65,6 +68,15 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     });
 
   program
+    .command("doctor")
+    .description("check what this machine can run: the sandbox and the blade runtimes")
+    .option("--json", "machine-readable output")
+    .action(async (opts) => {
+      const { doctorCommand } = await import("./commands/doctor.js");
+      setExit(await doctorCommand(opts, io));
+    });
+
+  program
     .command("eval")
     .description(
       "evaluate an agent on an environment, or run named evals from clade.config (resumable)",
@@ -93,6 +105,14 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option(
       "--user-model <spec>",
       "helpdesk only: a model phrases the simulated employee's messages (spec as for --model); its calls count toward the run's cost",
+    )
+    .option(
+      "--blade-dir <dir>",
+      "blade only: a checkout of BLADE's datasets (one folder each with data.csv, info.json, annotations.csv)",
+    )
+    .option(
+      "--runtime <name>",
+      "blade only: where analyses run: sql (embedded DuckDB) | python (pandas, statsmodels) (default: sql for clade's datasets, python for --blade-dir)",
     )
     .option("--config <path>", "config file (default: clade.config.json or .ts here)")
     .option("--cache <mode>", "response cache: off | read | write | rw (default: rw)")
@@ -611,6 +631,59 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .action(async (opts) => {
       const { goalsListCommand } = await import("./commands/goals.js");
       setExit(goalsListCommand(opts, io));
+    });
+
+  const blade = program
+    .command("blade")
+    .description(
+      "BLADE: score data analyses against expert ground truth, report blade runs, hash columns (docs/blade.md)",
+    );
+  blade
+    .command("report")
+    .description(
+      "a stored blade run: hit rate, coverage@k and F1 per category with intervals, matched and unmatched decisions",
+    )
+    .argument("<run>", "run id")
+    .option("--k <n>", "analyses per dataset pooled for coverage (default: 10)")
+    .option("--resamples <n>", "bootstrap resamples (default: 1000)")
+    .option("--seed <n>", "bootstrap seed (default: 0)")
+    .addOption(dbOption())
+    .option("--json", "machine-readable output")
+    .action(async (run, opts) => {
+      const { bladeReportCommand } = await import("./commands/blade.js");
+      setExit(bladeReportCommand(run, opts, io));
+    });
+  blade
+    .command("score")
+    .description(
+      "score analyses produced elsewhere (BLADE's submission JSON) against a dataset's experts",
+    )
+    .argument("<file>", "a DatasetSubmission JSON ({dataset_name, analyses}) or a list of analyses")
+    .option("--dataset <name>", "the dataset (default: the file's dataset_name)")
+    .option("--blade-dir <dir>", "a folder of BLADE datasets (default: clade's own)")
+    .option(
+      "--runtime <name>",
+      "sql or python (default: sql for clade's datasets, python for BLADE's)",
+    )
+    .option("--k <n>", "analyses pooled for coverage (default: 10)")
+    .option("--resamples <n>", "bootstrap resamples (default: 1000)")
+    .option("--seed <n>", "bootstrap seed (default: 0)")
+    .option("--json", "machine-readable output")
+    .action(async (file, opts) => {
+      const { bladeScoreCommand } = await import("./commands/blade.js");
+      setExit(await bladeScoreCommand(file, opts, io));
+    });
+  blade
+    .command("hash")
+    .description(
+      "each column's value hash and categorical hash, as BLADE computes them on pandas' read_csv frame",
+    )
+    .argument("<csv>", "a CSV file")
+    .option("--pandas", "read it with pandas itself (in the sandbox) instead of clade's reader")
+    .option("--json", "machine-readable output")
+    .action(async (file, opts) => {
+      const { bladeHashCommand } = await import("./commands/blade.js");
+      setExit(await bladeHashCommand(file, opts, io));
     });
 
   program

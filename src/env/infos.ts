@@ -4,6 +4,7 @@
  * runs need names, versions, task counts and instructions, not constructors. A test checks that
  * it equals `BUILTIN_ENVS.map((e) => e.info)`.
  */
+import { OWN_BLADE_INFO } from "./blade/text.js";
 import { CODING_INFO } from "./coding/env.js";
 import { GRIDWORLD_INFO } from "./gridworld/env.js";
 import { HELPDESK_INFO } from "./helpdesk/text.js";
@@ -23,6 +24,7 @@ export const BUILTIN_ENV_INFOS: readonly EnvInfo[] = [
   SQL_INFO,
   CODING_INFO,
   HELPDESK_INFO,
+  OWN_BLADE_INFO,
 ];
 
 /** The built-in environment's metadata, or undefined when clade has none of that name. */

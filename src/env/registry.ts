@@ -1,4 +1,5 @@
 /** The built-in environments, by name. */
+import { builtinBladeEnv } from "./blade/index.js";
 import { codingEnv } from "./coding/index.js";
 import { UnknownEnvError } from "./errors.js";
 import { gridworldEnv } from "./gridworld/index.js";
@@ -19,6 +20,7 @@ export const BUILTIN_ENVS: readonly SamplingEnvDefinition[] = [
   sqlEnv,
   codingEnv,
   helpdeskEnv,
+  builtinBladeEnv(),
 ];
 
 export { UnknownEnvError };

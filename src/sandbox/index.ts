@@ -18,6 +18,7 @@ export {
   SANDBOX_MODES,
   type SandboxMode,
   setDefaultSandboxMode,
+  UNSANDBOXED_VERSION_SUFFIX,
 } from "./mode.js";
 export { packageBinds, SANDBOX_NODE_MODULES } from "./packages.js";
 export {

@@ -10,6 +10,9 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 /** The environment variable that chooses the default mode. */
 export const SANDBOX_MODE_VARIABLE = "CLADE_SANDBOX";
 
+/** The build metadata an environment's version carries when its untrusted code ran unsandboxed. */
+export const UNSANDBOXED_VERSION_SUFFIX = "+sandbox-none";
+
 let override: SandboxMode | undefined;
 
 export function isSandboxMode(value: unknown): value is SandboxMode {

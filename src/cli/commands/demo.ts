@@ -3,8 +3,9 @@
  * every built-in environment's test tasks and prints one table; compares the search methods on a
  * simulated self-improvement process; trains the embedded policy briefly on small mazes and runs
  * HGM over training branches of it (demo-rl.ts); runs CycleQD over experts of maze and gridworld
- * (demo-qd.ts); scores the helpdesk assistant's sessions by goal (demo-goals.ts); checks the
- * starting agent folder in the sandbox.
+ * (demo-qd.ts); scores the helpdesk assistant's sessions by goal (demo-goals.ts); scores expert
+ * and naive data analyses against BLADE-style ground truth (demo-blade.ts); checks the starting
+ * agent folder in the sandbox.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ import { RunStore } from "../../store/run-store.js";
 import type { CliIo } from "../io.js";
 import { createProgress } from "../progress.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
+import { type BladeDemo, bladeJson, bladeText, demoBlade } from "./demo-blade.js";
 import { demoGoals, type GoalsDemo, goalsJson, goalsText } from "./demo-goals.js";
 import { demoQd, qdText } from "./demo-qd.js";
 import { branchesText, demoBranches, demoTraining, trainingText } from "./demo-rl.js";
@@ -50,6 +52,7 @@ export async function demoCommand(
   const stamp = Date.now().toString(36);
   const rows = [];
   let goals: GoalsDemo;
+  let blade: BladeDemo[];
   try {
     for (const env of BUILTIN_ENVS) {
       for (const agentName of ["reference", "random"] as const) {
@@ -92,6 +95,11 @@ export async function demoCommand(
     }
     // Goals: the faulty helpdesk assistant's sessions scored by goal (about a second).
     goals = await demoGoals(store, `demo-helpdesk-assistant-${stamp}`);
+    // BLADE: the reference's analyses (run above) and the naive baseline's, scored (a few s).
+    blade = [
+      await demoBlade(store, "reference", `demo-blade-reference-${stamp}`),
+      await demoBlade(store, "naive", `demo-blade-naive-${stamp}`),
+    ];
   } finally {
     store.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -117,7 +125,7 @@ export async function demoCommand(
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, goals: goalsJson(goals), training: training.result, branches, qd, agentFolder })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, goals: goalsJson(goals), blade: bladeJson(blade), training: training.result, branches, qd, agentFolder })}\n`,
     );
     return 0;
   }
@@ -157,6 +165,7 @@ export async function demoCommand(
       "pass@k unbiased from n samples per task. Definitions: docs/metrics.md\n",
   );
   io.stdout(`\n${goalsText(goals)}\n`);
+  io.stdout(`\n${bladeText(blade)}\n`);
   io.stdout(
     `\nSelf-improvement search, simulated (clade evolve --simulate ${DEMO_SEARCH.scenario} ` +
       `--seeds ${DEMO_SEARCH.seeds}):\n${renderSimulation(search)}`,

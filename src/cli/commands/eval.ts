@@ -104,6 +104,8 @@ export const evalOptionsSchema = z.object({
   quiet: z.boolean().optional(),
   model: z.string().min(1, "must not be empty").optional(),
   userModel: z.string().min(1, "must not be empty").optional(),
+  bladeDir: z.string().min(1, "must not be empty").optional(),
+  runtime: z.enum(["sql", "python"], { error: 'must be "sql" or "python"' }).optional(),
   config: z.string().min(1, "must not be empty").optional(),
   cache: z
     .enum(CACHE_MODES as [CacheMode, ...CacheMode[]], {
@@ -197,6 +199,10 @@ interface RunRequest {
   model?: string;
   /** --user-model: the helpdesk's simulated employee's model (spec or config name). */
   userModel?: string;
+  /** --blade-dir: a folder of BLADE datasets for the blade environment. */
+  bladeDir?: string;
+  /** --runtime: the blade environment's analysis runtime. */
+  runtime?: "sql" | "python";
   tasks: string;
   limit?: number;
   samples: number;
@@ -246,6 +252,8 @@ function mergeSettings(options: EvalOptions, entry: Partial<EvalEntry> = {}) {
     ...optional("systemPrompt", options.systemPrompt ?? entry.systemPrompt),
     ...optional("send", options.send),
     ...optional("userModel", options.userModel),
+    ...optional("bladeDir", options.bladeDir),
+    ...optional("runtime", options.runtime),
   };
 }
 
@@ -498,9 +506,21 @@ async function preparePlan(
       `--user-model applies to the helpdesk environment only (it phrases the simulated employee's messages), not ${what}`,
     );
   }
+  const bladeVariant = request.bladeDir !== undefined || request.runtime !== undefined;
+  if (bladeVariant && (request.remote || request.env !== "blade")) {
+    throw new UsageError(
+      `--blade-dir and --runtime apply to the blade environment only, not ${request.remote ? "an environment served over HTTP" : `"${request.env}"`}`,
+    );
+  }
   let env: EnvDefinition;
   let envModule: ModuleIdentity | undefined;
-  if (request.remote) {
+  if (bladeVariant) {
+    const { bladeEnvDefinition } = await import("../../env/blade/index.js");
+    env = bladeEnvDefinition({
+      ...(request.bladeDir !== undefined ? { dir: request.bladeDir } : {}),
+      ...(request.runtime !== undefined ? { runtime: request.runtime } : {}),
+    });
+  } else if (request.remote) {
     env = await connectEnv(request.env, request.remote, warn);
   } else if (looksLikePath(request.env)) {
     const loaded = await loadEnvModule(request.env);

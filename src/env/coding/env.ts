@@ -13,6 +13,7 @@ import {
   isSandboxMode,
   SANDBOX_MODE_VARIABLE,
   type SandboxMode,
+  UNSANDBOXED_VERSION_SUFFIX,
 } from "../../sandbox/index.js";
 import {
   activeEpisode,
@@ -63,8 +64,7 @@ export const CODING_INFO: EnvInfo = {
   maxSteps: MAX_STEPS,
 };
 
-/** The build metadata a coding run without the sandbox carries in its environment version. */
-export const UNSANDBOXED_VERSION_SUFFIX = "+sandbox-none";
+export { UNSANDBOXED_VERSION_SUFFIX };
 
 const UNSANDBOXED_INFO: EnvInfo = {
   ...CODING_INFO,

@@ -1,0 +1,208 @@
+/**
+ * The BLADE report over many analyses (a run's episodes, or a submissions file): BLADE's scores
+ * with bootstrap intervals, per dataset, clade's conclusion rates, and every ground-truth
+ * decision with the number of analyses that matched it (so a reader sees what was missed).
+ */
+import type { ConclusionVerdict } from "../../env/blade/conclusion.js";
+import type { BladeRecord } from "../../env/blade/score.js";
+import {
+  type BladeScores,
+  bladeScores,
+  type Category,
+  DEFAULT_COVERAGE_K,
+  type RunMatch,
+} from "../../env/blade/scores.js";
+import {
+  type BladeBootstrap,
+  bootstrapScores,
+  type ConclusionRates,
+  conclusionRates,
+  DEFAULT_RESAMPLES,
+} from "./metrics.js";
+
+/** One analysis as the report sees it: a scored record, or a run that produced none. */
+export type ReportedAnalysis =
+  | { kind: "scored"; record: BladeRecord }
+  /** The agent submitted nothing usable (BLADE's LM_GENERATION_FAILED: scored as zero). */
+  | { kind: "not-submitted"; dataset: string }
+  /** The episode errored (infrastructure): left out, never scored as a failure. */
+  | { kind: "errored"; dataset: string };
+
+export interface DecisionCount {
+  item: string;
+  /** Analyses whose match included it. */
+  matched: number;
+}
+
+export interface DatasetDecisions {
+  dataset: string;
+  analyses: number;
+  cvars: DecisionCount[];
+  models: DecisionCount[];
+  /** Expanded ground-truth transforms: matched by value / by graph. */
+  transforms: { item: string; verb: string; value: number; graph: number }[];
+}
+
+export interface BladeReport {
+  k: number;
+  analyses: number;
+  notSubmitted: number;
+  errored: number;
+  scores: BladeScores;
+  /** Absent with a single analysis per dataset or fewer (nothing to resample). */
+  bootstrap?: BladeBootstrap;
+  conclusions?: ConclusionRates;
+  decisions: DatasetDecisions[];
+}
+
+export interface BladeReportOptions {
+  k?: number;
+  resamples?: number;
+  seed?: number;
+}
+
+function zeroRun(record: BladeRecord | undefined): RunMatch {
+  return {
+    status: "generation-failed",
+    matchedCvarsGt: [],
+    matchedCvarsAgent: [],
+    agentCvarCount: 0,
+    gtCvarCount: record?.run.gtCvarCount ?? 0,
+    matchedModels: [],
+    gtModelCount: record?.run.gtModelCount ?? 0,
+    gtModelUniqueCount: record?.run.gtModelUniqueCount ?? 0,
+    matchedModelCvar: [],
+    matchedValueGt: [],
+    matchedGraphGt: [],
+    matchedValueAgent: [],
+    matchedGraphAgent: [],
+    gtTransformCount: record?.run.gtTransformCount ?? 0,
+    agentTransformCount: 0,
+  };
+}
+
+function countItems(
+  records: readonly BladeRecord[],
+  all: readonly string[],
+  of: (r: BladeRecord) => readonly string[],
+): DecisionCount[] {
+  return all.map((item) => ({ item, matched: records.filter((r) => of(r).includes(item)).length }));
+}
+
+function decisionsOf(
+  dataset: string,
+  records: readonly BladeRecord[],
+  analyses: number,
+): DatasetDecisions {
+  const cvars = [
+    ...new Set(records.flatMap((r) => [...r.cvars.matchedGt, ...r.cvars.unmatchedGt])),
+  ];
+  const models = [...new Set(records.flatMap((r) => r.model.decisions.map((d) => d.text)))];
+  const transforms = new Map<
+    string,
+    { item: string; verb: string; value: number; graph: number }
+  >();
+  for (const record of records) {
+    for (const spec of record.transforms.gt) {
+      const entry = transforms.get(spec.name) ?? {
+        item: spec.name,
+        verb: spec.verb,
+        value: 0,
+        graph: 0,
+      };
+      transforms.set(spec.name, entry);
+    }
+    // Counted once per analysis, by name (BLADE counts coverage by name).
+    for (const name of new Set(record.run.matchedValueGt)) {
+      const entry = transforms.get(name);
+      if (entry) entry.value++;
+    }
+    for (const name of new Set(record.run.matchedGraphGt)) {
+      const entry = transforms.get(name);
+      if (entry) entry.graph++;
+    }
+  }
+  return {
+    dataset,
+    analyses,
+    cvars: countItems(records, cvars, (r) => r.cvars.matchedGt),
+    models: countItems(records, models, (r) =>
+      r.model.decisions.filter((d) => d.matched).map((d) => d.text),
+    ),
+    transforms: [...transforms.values()],
+  };
+}
+
+/** The report of a set of analyses, datasets in name order. Throws when none was scored. */
+export function buildBladeReport(
+  analyses: readonly ReportedAnalysis[],
+  options: BladeReportOptions = {},
+): BladeReport {
+  const k = options.k ?? DEFAULT_COVERAGE_K;
+  const byDataset = new Map<string, RunMatch[]>();
+  const recordsByDataset = new Map<string, BladeRecord[]>();
+  const counted = new Map<string, number>();
+  const verdicts: ConclusionVerdict[] = [];
+  const names = [
+    ...new Set(analyses.map((a) => (a.kind === "scored" ? a.record.dataset : a.dataset))),
+  ].sort();
+  for (const name of names) {
+    const mine = analyses.filter(
+      (a) => (a.kind === "scored" ? a.record.dataset : a.dataset) === name,
+    );
+    const records = mine.flatMap((a) => (a.kind === "scored" ? [a.record] : []));
+    const runs: RunMatch[] = [];
+    for (const a of mine) {
+      if (a.kind === "scored") runs.push(a.record.run);
+      else if (a.kind === "not-submitted") runs.push(zeroRun(records[0]));
+    }
+    if (runs.length === 0) continue;
+    byDataset.set(name, runs);
+    recordsByDataset.set(name, records);
+    counted.set(name, runs.length);
+    for (const record of records) if (record.conclusion) verdicts.push(record.conclusion);
+    // A dataset with a true effect: an analysis that submitted nothing concluded nothing.
+    if (records.some((r) => r.conclusion)) {
+      for (const a of mine) {
+        if (a.kind === "not-submitted") {
+          verdicts.push({
+            direction: "undetermined",
+            size: "not comparable",
+            reason: "no analysis",
+          });
+        }
+      }
+    }
+  }
+  const scores = bladeScores(byDataset, { k });
+  const resampleable = [...byDataset.values()].some((runs) => runs.length > 1);
+  const bootstrap = resampleable
+    ? bootstrapScores(byDataset, {
+        k,
+        resamples: options.resamples ?? DEFAULT_RESAMPLES,
+        seed: options.seed ?? 0,
+      })
+    : undefined;
+  return {
+    k,
+    analyses: analyses.length,
+    notSubmitted: analyses.filter((a) => a.kind === "not-submitted").length,
+    errored: analyses.filter((a) => a.kind === "errored").length,
+    scores,
+    ...(bootstrap ? { bootstrap } : {}),
+    ...(verdicts.length > 0
+      ? { conclusions: conclusionRates(verdicts, { seed: options.seed ?? 0 }) }
+      : {}),
+    decisions: [...recordsByDataset.entries()].map(([name, records]) =>
+      decisionsOf(name, records, counted.get(name) ?? 0),
+    ),
+  };
+}
+
+export const CATEGORY_LABELS: Record<Category, string> = {
+  cvar: "conceptual variables",
+  model: "models",
+  modelCvar: "model + variables",
+  transformGraph: "transforms (graph)",
+  transformValue: "transforms (value)",
+};
