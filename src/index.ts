@@ -1,6 +1,6 @@
 /**
  * clade's library API: environments, agents, rollouts, evaluation (goal-oriented evaluation of
- * conversations included) and the stores.
+ * conversations and BLADE's matching of data analyses included) and the stores.
  */
 
 export * from "./agent/folder/index.js";
@@ -19,6 +19,7 @@ export { BUILTIN_ENVS, findEnv, UnknownEnvError } from "./env/registry.js";
 export * from "./env/remote/index.js";
 export { createRng, mixSeeds, type Rng } from "./env/rng.js";
 export * from "./env/types.js";
+export * from "./eval/blade/index.js";
 export * from "./eval/evaluation.js";
 export * from "./eval/goals/index.js";
 export * from "./eval/metrics.js";

@@ -65,7 +65,7 @@ afterAll(async () => {
 });
 
 describe("library examples", () => {
-  it("finds them: one in the README, five in docs/library.md", () => {
+  it("finds them: one in the README, six in docs/library.md", () => {
     expect(examples.map((e) => e.name)).toEqual([
       "README #1",
       "docs/library.md #1",
@@ -73,6 +73,7 @@ describe("library examples", () => {
       "docs/library.md #3",
       "docs/library.md #4",
       "docs/library.md #5",
+      "docs/library.md #6",
     ]);
     for (const { code } of examples) expect(code).toMatch(/from "clade";/);
   });

@@ -111,9 +111,10 @@ export function expertAnalysis(
     [...c.columnsOrig, ...c.columnsDerived].some((col) => modelColumns.has(col)),
   );
   const cvars = associated.length > 0 ? associated : gt.cvars;
+  // Only derived columns call for transforms: an original column the model uses is there as read.
   const order = expertTransforms(gt.transforms, expert, [
     ...(model?.columnsDerived ?? []),
-    ...cvars.flatMap((c) => variableColumns(c, modelColumns)),
+    ...cvars.flatMap((c) => c.columnsDerived.filter((col) => modelColumns.has(col))),
   ]);
   const byId = new Map(gt.transforms.map((spec) => [spec.specId, spec]));
   const language = runtime === "sql" ? "sql" : "python";

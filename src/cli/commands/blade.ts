@@ -12,8 +12,8 @@ import { z } from "zod";
 import { hashFrame } from "../../env/blade/column-hash.js";
 import type { Frame } from "../../env/blade/frame.js";
 import { readCsvFile } from "../../env/blade/read-csv.js";
+import { requirePythonRuntime } from "../../env/blade/runtime/availability.js";
 import { openSession } from "../../env/blade/runtime/index.js";
-import type { RuntimeName } from "../../env/blade/runtime/types.js";
 import { type BladeRecord, scoreAnalysis } from "../../env/blade/score.js";
 import { CATEGORIES } from "../../env/blade/scores.js";
 import { parseSubmissionFile } from "../../env/blade/submission.js";
@@ -270,6 +270,7 @@ export async function bladeScoreCommand(file: string, raw: unknown, io: CliIo): 
   if (submission.analyses.length === 0) throw new UsageError(`${file} holds no analyses`);
   const source = bladeTaskSource(options.bladeDir ?? OWN_DATASETS_DIR, options.runtime);
   const dataset = taskDataset(source, taskIndexOf(source, name));
+  if (source.runtime === "python") await requirePythonRuntime();
   const roles = options.judge ? await judgeRoles(options.judge, options.config) : undefined;
   const analyses: ReportedAnalysis[] = [];
   for (const [i, analysis] of submission.analyses.entries()) {
@@ -321,8 +322,8 @@ async function pandasFrame(path: string): Promise<Frame> {
 export async function bladeHashCommand(file: string, raw: unknown, io: CliIo): Promise<number> {
   const options = parseOptions(hashSchema, raw);
   if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
-  const reader: RuntimeName | "clade" = options.pandas ? "python" : "clade";
-  const frame = reader === "python" ? await pandasFrame(file) : readCsvFile(file);
+  if (options.pandas) await requirePythonRuntime();
+  const frame = options.pandas ? await pandasFrame(file) : readCsvFile(file);
   const hashes = hashFrame(frame);
   const columns = frame.columns.map((column, i) => ({
     name: column.name,

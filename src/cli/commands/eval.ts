@@ -515,11 +515,13 @@ async function preparePlan(
   let env: EnvDefinition;
   let envModule: ModuleIdentity | undefined;
   if (bladeVariant) {
-    const { bladeEnvDefinition } = await import("../../env/blade/index.js");
+    const { bladeEnvDefinition, requireRuntime } = await import("../../env/blade/index.js");
     env = bladeEnvDefinition({
       ...(request.bladeDir !== undefined ? { dir: request.bladeDir } : {}),
       ...(request.runtime !== undefined ? { runtime: request.runtime } : {}),
     });
+    // A missing runtime is one line now, not an error in every episode.
+    await requireRuntime(env.info);
   } else if (request.remote) {
     env = await connectEnv(request.env, request.remote, warn);
   } else if (looksLikePath(request.env)) {

@@ -11,6 +11,7 @@ import {
 } from "../../sandbox/mode.js";
 import type { ActionSampler, EnvInfo, SamplingEnvDefinition } from "../types.js";
 import { BladeEnv, bladeEnvInfo } from "./env.js";
+import { requirePythonRuntime } from "./runtime/availability.js";
 import type { RuntimeLimits, RuntimeName } from "./runtime/types.js";
 import type { ScoringOptions } from "./score.js";
 import { type BladeTaskSource, bladeTaskSource, OWN_DATASETS_DIR } from "./tasks.js";
@@ -70,6 +71,11 @@ export function bladeEnvDefinition(options: BladeEnvDefinitionOptions = {}): Sam
       }),
     sampleAction: sampleBladeAction,
   };
+}
+
+/** Throws RuntimeUnavailableError (one line) when the environment's runtime is not installed. */
+export async function requireRuntime(info: Pick<EnvInfo, "name" | "version">): Promise<void> {
+  if (bladeSourceOf(info)?.runtime === "python") await requirePythonRuntime();
 }
 
 let builtin: SamplingEnvDefinition | undefined;

@@ -90,20 +90,51 @@ function selectItems(list: string): string[] {
   return items;
 }
 
+/** The text with everything inside brackets and quotes blanked out (same length). */
+function topLevelOnly(text: string): string {
+  let out = "";
+  let depth = 0;
+  let quote: string | undefined;
+  for (const ch of text) {
+    if (quote) {
+      out += " ";
+      if (ch === quote) quote = undefined;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += " ";
+      continue;
+    }
+    if (ch === "(") depth++;
+    out += depth > 0 ? " " : ch;
+    if (ch === ")") depth = Math.max(0, depth - 1);
+  }
+  return out;
+}
+
 function sqlUnit(statement: string, known: Set<string>): TransformUnit {
   const select = /^\s*select\s+(distinct\s+)?([\s\S]*)$/i.exec(statement);
   if (!select) {
     return { verb: "derive", code: statement, mapping: [], groupbyCols: [] };
   }
   const rest = select[2] as string;
-  const fromAt = rest.search(/\bfrom\b/i);
+  // Clause keywords count only at the statement's own level, not inside subqueries or quotes.
+  const level = topLevelOnly(rest);
+  const fromAt = level.search(/\bfrom\b/i);
   const list = fromAt < 0 ? rest : rest.slice(0, fromAt);
-  const tail = fromAt < 0 ? "" : rest.slice(fromAt);
-  const where = /\bwhere\b([\s\S]*?)(?=\b(group\s+by|order\s+by|having|limit|qualify)\b|$)/i.exec(
-    tail,
+  const clause = (pattern: RegExp): string | undefined => {
+    if (fromAt < 0) return undefined;
+    const match = pattern.exec(level.slice(fromAt));
+    if (!match) return undefined;
+    const start = fromAt + match.index + match[0].length - (match[1] as string).length;
+    return rest.slice(start, start + (match[1] as string).length);
+  };
+  const where = clause(
+    /\bwhere\b([\s\S]*?)(?=\b(?:group\s+by|order\s+by|having|limit|qualify)\b|$)/i,
   );
-  const groupBy = /\bgroup\s+by\b([\s\S]*?)(?=\b(order\s+by|having|limit|qualify)\b|$)/i.exec(tail);
-  const orderBy = /\border\s+by\b([\s\S]*?)(?=\b(limit)\b|$)/i.exec(tail);
+  const groupBy = clause(/\bgroup\s+by\b([\s\S]*?)(?=\b(?:order\s+by|having|limit|qualify)\b|$)/i);
+  const orderBy = clause(/\border\s+by\b([\s\S]*?)(?=\blimit\b|$)/i);
   const items = selectItems(list);
   const newColumns: [string[], string][] = [];
   let impute = false;
@@ -135,16 +166,16 @@ function sqlUnit(statement: string, known: Set<string>): TransformUnit {
     // BLADE's units for a deduplication map nothing, so they add no node (§2.3).
     verb = "deduplicate";
     mapping = [];
-  } else if (groupBy) {
+  } else if (groupBy !== undefined) {
     verb = "groupby";
-    groupbyCols = knownInputs(groupBy[1] as string, known);
+    groupbyCols = knownInputs(groupBy, known);
     mapping = newColumns;
-  } else if (newColumns.length === 0 && where) {
+  } else if (newColumns.length === 0 && where !== undefined) {
     verb = "filter";
-    mapping = [[knownInputs(where[1] as string, known), "ALL"]];
-  } else if (newColumns.length === 0 && orderBy) {
+    mapping = [[knownInputs(where, known), "ALL"]];
+  } else if (newColumns.length === 0 && orderBy !== undefined) {
     verb = "orderby";
-    mapping = [[knownInputs(orderBy[1] as string, known), "ALL"]];
+    mapping = [[knownInputs(orderBy, known), "ALL"]];
   } else {
     verb = impute ? "impute" : "derive";
     mapping = newColumns;
@@ -248,6 +279,8 @@ function pythonUnit(statement: string, known: Set<string>): TransformUnit | unde
     for (const name of outputs) known.add(name);
     return { verb: "derive", code: statement, mapping, groupbyCols: [] };
   }
+  // Selecting columns is no unit (BLADE's conversion): it rides along with the next unit.
+  if (/^df\s*\[\s*\[/.test(expression.trim())) return undefined;
   if (/^df\s*(\[|\.loc\s*\[|\.query\s*\(|\.dropna\s*\()/.test(expression.trim())) {
     return {
       verb: "filter",

@@ -101,7 +101,9 @@ function parseJson(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new SubmissionError(`${source}: not JSON (${(error as Error).message})`);
+    // V8's message quotes the input, newlines included: one line it must stay.
+    const why = (error as Error).message.replace(/\s+/g, " ").slice(0, 200);
+    throw new SubmissionError(`${source}: not JSON (${why})`);
   }
 }
 
@@ -169,14 +171,30 @@ export function analysisJson(analysis: Analysis): Record<string, unknown> {
   };
 }
 
-const DEF_LINE = /^def\s+([A-Za-z_]\w*)\s*\(\s*([A-Za-z_]\w*)?/;
+const DEF_START = /^def\s+([A-Za-z_]\w*)\s*\(/;
+
+/** Replaces a name outside string literals and comments, as a rename on Python's AST would. */
+function renameOutsideStrings(code: string, from: string, to: string): string {
+  const word = new RegExp(`\\b${from}\\b`, "g");
+  // Strings (with their prefixes and triple quotes) and comments are kept as they are.
+  const literal =
+    /([rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))|(#[^\n]*)/g;
+  let out = "";
+  let last = 0;
+  for (const match of code.matchAll(literal)) {
+    out += code.slice(last, match.index).replace(word, to) + match[0];
+    last = (match.index ?? 0) + match[0].length;
+  }
+  return out + code.slice(last).replace(word, to);
+}
 
 /**
  * BLADE's reading of submitted Python code (§5): when the code defines functions and one of
  * their names contains `nameIncludes`, the body of the first function defined is used, up to
  * its first top-level `return`, dedented; for transforms the function's first parameter is
- * renamed to `df`. Otherwise the code as is. BLADE does this on Python's AST; clade reads the
- * function by indentation, which gives the same body for code that Python would parse.
+ * renamed to `df` (outside strings and comments). Otherwise the code as is. BLADE does this on
+ * Python's AST; clade reads the function by indentation, which gives the same body for code
+ * that Python would parse.
  */
 export function codeInsideFunction(
   code: string,
@@ -185,19 +203,23 @@ export function codeInsideFunction(
 ): string {
   const lines = code.split("\n");
   const defs = lines
-    .map((line, index) => ({ index, match: DEF_LINE.exec(line) }))
+    .map((line, index) => ({ index, match: DEF_START.exec(line) }))
     .filter((d): d is { index: number; match: RegExpExecArray } => d.match !== null);
   if (!defs.some((d) => (d.match[1] as string).includes(nameIncludes))) return code;
   const first = defs[0] as { index: number; match: RegExpExecArray };
-  // The signature may span lines: the body starts after the line that ends with ":".
-  let start = first.index;
-  while (start < lines.length && !/:\s*(#.*)?$/.test(lines[start] as string)) start++;
+  // The signature may span lines: the body starts after the line that closes it with ":".
+  let end = first.index;
+  while (end < lines.length && !/\)\s*(->[^:]*)?:\s*(#.*)?$/.test(lines[end] as string)) end++;
+  const signature = lines.slice(first.index, end + 1).join(" ");
+  const parameter = /\(\s*([A-Za-z_]\w*)/.exec(signature)?.[1];
   const body: string[] = [];
   let indent: string | undefined;
-  for (let i = start + 1; i < lines.length; i++) {
+  for (let i = end + 1; i < lines.length; i++) {
     const line = lines[i] as string;
-    if (line.trim() === "") {
-      body.push("");
+    // Blank and comment-only lines never decide where the body ends.
+    if (line.trim() === "" || line.trim().startsWith("#")) {
+      if (indent !== undefined)
+        body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trim());
       continue;
     }
     const lead = /^[ \t]*/.exec(line)?.[0] ?? "";
@@ -205,17 +227,14 @@ export function codeInsideFunction(
       if (lead === "") break;
       indent = lead;
     }
-    if (!line.startsWith(indent)) {
-      if (lead.length < indent.length) break;
-    }
+    if (lead.length < indent.length) break;
     const text = line.slice(indent.length);
     if (/^return\b/.test(text)) break;
     body.push(text);
   }
   let result = body.join("\n").trim();
-  const parameter = first.match[2];
   if (renameParameterToDf && parameter && parameter !== "df") {
-    result = result.replace(new RegExp(`\\b${parameter}\\b`, "g"), "df");
+    result = renameOutsideStrings(result, parameter, "df");
   }
   return result;
 }
