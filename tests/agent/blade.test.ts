@@ -170,3 +170,54 @@ describe("questionSides", () => {
     });
   });
 });
+
+describe("an LLM agent (ReAct, scripted model) on blade", () => {
+  it("explores with multi-line SQL, is told its error, and submits an analysis that is scored", async () => {
+    const { createReactAgent } = await import("../../src/agent/react.js");
+    const { ScriptedModel } = await import("../../src/testing/scripted-model.js");
+    const task = source.datasets.indexOf("tutoring");
+    const analysis = {
+      cvars: {
+        ivs: [{ description: "Tutoring", columns: ["tutoring"] }],
+        dv: { description: "Final score", columns: ["final_score"] },
+        controls: [
+          {
+            description: "Prior score",
+            columns: ["prior_score"],
+            is_moderator: false,
+            moderator_on: "",
+          },
+        ],
+      },
+      transform_code: "SELECT * FROM df WHERE prior_score IS NOT NULL",
+      m_code: "ols(final_score ~ tutoring + prior_score)",
+    };
+    const model = new ScriptedModel([
+      "Thought: how big are the groups?\nAction: run:\n```sql\nSELECT tutoring,\n  count(*) AS n\nFROM df GROUP BY tutoring ORDER BY tutoring\n```",
+      "Thought: a typo\nAction: run: SELECT nonexistent FROM df",
+      `Thought: adjust for prior achievement\nAction: submit: ${JSON.stringify(analysis)}`,
+    ]);
+    const env = def.create();
+    const context = { env: def.info, taskIndex: task, seed: 0, sampleIndex: 0 };
+    try {
+      const episode = await runEpisode({
+        env,
+        agent: createReactAgent(model)(context),
+        context,
+        limits: { maxTurns: def.info.maxSteps, timeoutMs: 60_000 },
+      });
+      expect(episode.steps).toHaveLength(3);
+      const [look, typo] = episode.steps;
+      expect(look?.observation.text).toMatch(/tutoring\s+.*n/);
+      expect(typo?.observation.text).toMatch(/^.*Error: .*nonexistent/s);
+      const record = recordOf(episode);
+      expect(record.transforms.status).toBe("matched");
+      expect(record.model.decisions.some((d) => d.matched)).toBe(true);
+      expect(record.conclusion?.direction).toBe("right");
+      expect(episode.reward).toBe(record.score);
+      expect(record.score).toBeGreaterThan(0);
+    } finally {
+      await env.close?.();
+    }
+  });
+});

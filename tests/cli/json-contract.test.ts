@@ -480,6 +480,45 @@ describe("--json outputs follow docs/cli-json.md", () => {
     }
   }, 30_000);
 
+  it("blade: report, score, hash and doctor", async () => {
+    const evalRun = await cli(
+      ...["eval", "--env", "blade", "--agent", "reference", "--tasks", "0-1", "--samples", "2"],
+      ...["--run-id", "bl", "--db", db, "--json"],
+    );
+    expectJson(evalRun, "clade.eval/1");
+    const report = expectJson(
+      await cli("blade", "report", "bl", "--db", db, "--resamples", "50", "--json"),
+      "clade.blade-report/1",
+    );
+    expect(report).toMatchObject({ run: "bl", analyses: 4, notSubmitted: 0, errored: 0 });
+    expect(report.bootstrap).toBeDefined();
+    const file = join(dir, "analyses.json");
+    const analysis = {
+      cvars: {
+        ivs: [{ description: "Coffee", columns: ["cups_per_day"] }],
+        dv: { description: "Blood pressure", columns: ["systolic_bp"] },
+        controls: [],
+      },
+      transform_code: "",
+      m_code: "ols(systolic_bp ~ cups_per_day)",
+    };
+    writeFileSync(file, JSON.stringify({ dataset_name: "coffee", analyses: [analysis] }));
+    const scored = expectJson(await cli("blade", "score", file, "--json"), "clade.blade-report/1");
+    expect(scored).toMatchObject({ file, dataset: "coffee", runtime: "sql", judge: null });
+    expect(scored.bootstrap).toBeUndefined();
+    const csv = join(ROOT, "data", "blade", "datasets", "coffee", "data.csv");
+    const hashed = expectJson(await cli("blade", "hash", csv, "--json"), "clade.blade-hash/1");
+    expect(hashed).toMatchObject({ reader: "clade" });
+    const doctor = await cli("doctor", "--json");
+    expect([0, 1]).toContain(doctor.code);
+    checkAgainstDoc(JSON.parse(doctor.stdout), "clade.doctor/1");
+    expectJsonError(
+      await cli("blade", "score", join(dir, "missing.json"), "--json"),
+      /UsageError/,
+      /cannot read/,
+    );
+  }, 90_000);
+
   it("eval and eval sets", async () => {
     const single = await cli(
       ...["eval", "--env", "maze", "--tasks", "0-1", "--run-id", "e1", "--db", db, "--json"],

@@ -44,7 +44,7 @@ describe("AgentTraj item ids", () => {
       const id = agentTrajItemId(info.name, 42);
       // AgentGym's trainers read the index after the last "_".
       expect(Number(id.split("_").at(-1))).toBe(42);
-      if (info.name === "coding" || info.name === "helpdesk") expect(category(id)).toBeUndefined();
+      if (["coding", "helpdesk", "blade"].includes(info.name)) expect(category(id)).toBeUndefined();
       else expect(category(id), info.name).toBe(id.slice(0, id.lastIndexOf("_")));
     }
     // clade's own ids were what AgentEvol could not place.
