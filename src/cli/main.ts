@@ -647,11 +647,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
     .option("--k <n>", "analyses per dataset pooled for coverage (default: 10)")
     .option("--resamples <n>", "bootstrap resamples (default: 1000)")
     .option("--seed <n>", "bootstrap seed (default: 0)")
+    .option(
+      "--judge <spec>",
+      "score the run's analyses again with a model for BLADE's model roles (variables, undecided models, splitting Python code)",
+    )
+    .option("--config <path>", "clade.config file (models, prices)")
     .addOption(dbOption())
     .option("--json", "machine-readable output")
     .action(async (run, opts) => {
       const { bladeReportCommand } = await import("./commands/blade.js");
-      setExit(bladeReportCommand(run, opts, io));
+      setExit(await bladeReportCommand(run, opts, io));
     });
   blade
     .command("score")
@@ -665,6 +670,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       "--runtime <name>",
       "sql or python (default: sql for clade's datasets, python for BLADE's)",
     )
+    .option(
+      "--judge <spec>",
+      "a model for BLADE's model roles: matching variables, models the rules leave undecided, splitting Python code (default: offline rules)",
+    )
+    .option("--config <path>", "clade.config file (models, prices)")
     .option("--k <n>", "analyses pooled for coverage (default: 10)")
     .option("--resamples <n>", "bootstrap resamples (default: 1000)")
     .option("--seed <n>", "bootstrap seed (default: 0)")

@@ -330,3 +330,82 @@ describe("--runtime outside blade", () => {
     expect(existsSync(store)).toBe(false);
   });
 });
+
+describe("BLADE's model judges (--judge) on the fake model server", () => {
+  it("score and report --judge ask the judge for the variables and count its calls", async () => {
+    const { startFakeModelServer, lastMessageText } = await import("../../src/testing/index.js");
+    const asked: string[] = [];
+    // Every question gets one related pair: A1 with B1, similarity 9 (matched at ≥ 8).
+    const server = await startFakeModelServer({
+      rule: (request) => {
+        asked.push(lastMessageText(request));
+        return {
+          content:
+            'Both name the same thing.\n```json\n{"A1-B1": {"rationale": "the same concept", "similarity": 9}}\n```',
+        };
+      },
+    });
+    try {
+      const config = join(dir, "judge.config.json");
+      writeFileSync(
+        config,
+        JSON.stringify({
+          models: { judge: { model: `openai-compatible:${server.openaiBaseUrl}#judge` } },
+        }),
+      );
+      const file = join(dir, "judged.json");
+      const dataset = readBladeDataset(join(OWN_DATASETS_DIR, "coffee"));
+      writeFileSync(
+        file,
+        JSON.stringify({ dataset_name: "coffee", analyses: [naiveAnalysis(dataset, "sql")] }),
+      );
+      const offline = JSON.parse((await clade("blade", "score", file, "--json")).stdout);
+      const judged = await clade(
+        "blade",
+        "score",
+        file,
+        "--judge",
+        "judge",
+        "--config",
+        config,
+        "--json",
+      );
+      expect(judged.code, judged.stderr).toBe(0);
+      const report = JSON.parse(judged.stdout);
+      expect(report.judge).toBe("judge");
+      // The naive analysis has an IV and a DV: one question for each of those roles.
+      expect(report.judgeSpend.calls).toBe(2);
+      expect(asked).toHaveLength(2);
+      expect(asked.join("\n")).toMatch(/systolic|blood pressure/i);
+      // The judge matched A1 with B1 in both roles; the offline rule matched them by columns.
+      expect(report.scores.hitRate.cvar).toBe(1);
+      expect(offline.judge).toBeNull();
+
+      // A stored run's analyses scored again with the judge.
+      const run = await clade(
+        ...[
+          "eval",
+          "--env",
+          "blade",
+          "--agent",
+          "naive",
+          "--tasks",
+          "0",
+          "--run-id",
+          "jr",
+          "--db",
+          db,
+        ],
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const again = await clade(
+        ...["blade", "report", "jr", "--db", db, "--judge", "judge", "--config", config],
+      );
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/Judge judge: 2 calls/);
+      expect(again.stderr).toMatch(/1 analyses scored again with judge/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});

@@ -10,13 +10,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { hashFrame } from "../../env/blade/column-hash.js";
+import { parseBladeAction } from "../../env/blade/env.js";
 import type { Frame } from "../../env/blade/frame.js";
 import { readCsvFile } from "../../env/blade/read-csv.js";
 import { requirePythonRuntime } from "../../env/blade/runtime/availability.js";
 import { openSession } from "../../env/blade/runtime/index.js";
 import { type BladeRecord, scoreAnalysis } from "../../env/blade/score.js";
 import { CATEGORIES } from "../../env/blade/scores.js";
-import { parseSubmissionFile } from "../../env/blade/submission.js";
+import { parseAnalysisText, parseSubmissionFile } from "../../env/blade/submission.js";
 import {
   bladeTaskSource,
   OWN_DATASETS_DIR,
@@ -34,6 +35,7 @@ import type { Judge } from "../../eval/judge-loop.js";
 import { createModelClient } from "../../model/client.js";
 import { loadConfig } from "../../model/config.js";
 import { checkKey, publicModelSpec, resolveModel } from "../../model/resolve.js";
+import { UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
 import { RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
@@ -44,6 +46,8 @@ const reportSchema = z.object({
   k: integerOption(1, 1000).optional(),
   resamples: integerOption(1, 100_000).optional(),
   seed: integerOption(0, 2 ** 31).optional(),
+  judge: z.string().min(1, "must not be empty").optional(),
+  config: z.string().min(1, "must not be empty").optional(),
   json: z.boolean().optional(),
 });
 
@@ -53,8 +57,6 @@ const scoreSchema = reportSchema.omit({ db: true }).extend({
   dataset: z.string().min(1).optional(),
   bladeDir: z.string().min(1).optional(),
   runtime: runtimeSchema.optional(),
-  judge: z.string().min(1, "must not be empty").optional(),
-  config: z.string().min(1, "must not be empty").optional(),
 });
 
 /** The model roles of a --judge model: variables, undecided models, splitting Python code. */
@@ -197,54 +199,103 @@ function reportJson(report: BladeReport, source: Record<string, unknown>) {
 
 // ---- report RUN ----
 
-export function bladeReportCommand(runId: string, raw: unknown, io: CliIo): number {
+/** What a stored run's episode left: its analysis as submitted, and its record. */
+interface StoredAnalysis {
+  task: number;
+  submitted: string | undefined;
+  record: BladeRecord | undefined;
+  errored: boolean;
+}
+
+export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo): Promise<number> {
   const options = parseOptions(reportSchema, raw);
   const missing = () => new UsageError(`no run "${runId}" in ${options.db} (see: clade runs)`);
   if (!existsSync(options.db)) throw missing();
   const store = RunStore.open(options.db, { readonly: true });
-  let analyses: ReportedAnalysis[];
+  const stored: StoredAnalysis[] = [];
+  let config: Record<string, unknown>;
+  let envVersion: string;
   try {
     const run = store.getRun(runId);
     if (!run) throw missing();
     if (run.env !== "blade") throw new UsageError(`run "${runId}" is a ${run.env} run, not blade`);
-    analyses = [];
-    const datasetOfTask = new Map<number, string>();
-    const pending: { task: number; kind: "not-submitted" | "errored" }[] = [];
+    config = run.config;
+    envVersion = run.envVersion;
     for (const episode of store.episodes(runId)) {
-      if (episode.outcome === "error") {
-        pending.push({ task: episode.taskIndex, kind: "errored" });
-        continue;
-      }
-      if (episode.outcome !== "success" && episode.outcome !== "failure") continue;
-      const last = store.steps(episode.id).at(-1);
-      const record = last?.info.blade as BladeRecord | undefined;
-      if (record) {
-        datasetOfTask.set(episode.taskIndex, record.dataset);
-        analyses.push({ kind: "scored", record });
-      } else {
-        pending.push({ task: episode.taskIndex, kind: "not-submitted" });
-      }
-    }
-    for (const p of pending) {
-      analyses.push({ kind: p.kind, dataset: datasetOfTask.get(p.task) ?? `task ${p.task}` });
+      const errored = episode.outcome === "error";
+      if (!errored && episode.outcome !== "success" && episode.outcome !== "failure") continue;
+      const last = errored ? undefined : store.steps(episode.id).at(-1);
+      const action = last ? parseBladeAction(last.action) : undefined;
+      stored.push({
+        task: episode.taskIndex,
+        submitted: action?.kind === "submit" ? action.payload : undefined,
+        record: last?.info.blade as BladeRecord | undefined,
+        errored,
+      });
     }
   } finally {
     store.close();
   }
-  if (!analyses.some((a) => a.kind !== "errored")) {
+  if (!stored.some((a) => !a.errored)) {
     throw new UsageError(`run "${runId}" has no finished episode to report`);
   }
+  const roles = options.judge ? await judgeRoles(options.judge, options.config) : undefined;
+  if (roles) {
+    // Scored again with the judge: the run's own datasets and runtime, checked by version.
+    const dir = typeof config.bladeDir === "string" ? config.bladeDir : OWN_DATASETS_DIR;
+    const runtime =
+      config.runtime === "python" || config.runtime === "sql" ? config.runtime : undefined;
+    const source = bladeTaskSource(dir, runtime);
+    const { bladeEnvInfo } = await import("../../env/blade/env.js");
+    const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
+    if (envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
+      throw new UsageError(
+        `run "${runId}" was made on blade ${envVersion}, but ${dir} now gives ${expected}: its datasets changed`,
+      );
+    }
+    if (source.runtime === "python") await requirePythonRuntime();
+    let done = 0;
+    for (const analysis of stored) {
+      if (analysis.record === undefined || analysis.submitted === undefined) continue;
+      const dataset = taskDataset(source, analysis.task);
+      const parsed = parseAnalysisText(analysis.submitted, `run ${runId} task ${analysis.task}`);
+      analysis.record = (
+        await scoreAnalysis(dataset, parsed, source.runtime, roles.scoring)
+      ).record;
+      io.stderr(`progress blade report: ${++done} analyses scored again with ${options.judge}\n`);
+    }
+  }
+  const datasetOfTask = new Map<number, string>();
+  for (const a of stored) if (a.record) datasetOfTask.set(a.task, a.record.dataset);
+  const analyses: ReportedAnalysis[] = stored.map((a) =>
+    a.record && !a.errored
+      ? { kind: "scored", record: a.record }
+      : {
+          kind: a.errored ? "errored" : "not-submitted",
+          dataset: datasetOfTask.get(a.task) ?? `task ${a.task}`,
+        },
+  );
   const report = buildBladeReport(analyses, {
     ...(options.k !== undefined ? { k: options.k } : {}),
     ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   });
+  const judged = roles ? { judge: options.judge ?? null, judgeSpend: roles.spend } : {};
   io.stdout(
     options.json
-      ? `${JSON.stringify(reportJson(report, { run: runId }))}\n`
-      : renderReport(report, `BLADE report of run ${runId}`),
+      ? `${JSON.stringify(reportJson(report, { run: runId, ...judged }))}\n`
+      : renderReport(report, `BLADE report of run ${runId}`) + judgeLine(options.judge, roles),
   );
   return 0;
+}
+
+/** The closing line on how the matching was done. */
+function judgeLine(judge: string | undefined, roles: ModelRoles | undefined): string {
+  if (!roles) {
+    return "Offline matching: variables by roles and columns, models by rules (give --judge MODEL for BLADE's model judges).\n";
+  }
+  const spend = roles.spend;
+  return `Judge ${judge}: ${spend.calls} calls, $${spend.costUsd.toFixed(4)}${spend.unpriced ? " (unpriced calls not counted)" : ""}.\n`;
 }
 
 // ---- score FILE ----
@@ -295,9 +346,7 @@ export async function bladeScoreCommand(file: string, raw: unknown, io: CliIo): 
           }),
         )}\n`
       : renderReport(report, `BLADE scores of ${file} on ${name} (${source.runtime})`) +
-          (roles
-            ? `Judge ${options.judge}: ${roles.spend.calls} calls, $${roles.spend.costUsd.toFixed(4)}${roles.spend.unpriced ? " (unpriced calls not counted)" : ""}.\n`
-            : "Offline matching: variables by roles and columns, models by rules (give --judge MODEL for BLADE's model judges).\n"),
+          judgeLine(options.judge, roles),
   );
   return 0;
 }

@@ -657,6 +657,9 @@ async function preparePlan(
       ...(userModel
         ? { userModel: publicModelSpec(userModel), userModelParams: userModel.params }
         : {}),
+      // Where a blade run's datasets are, so its analyses can be scored again (with --judge).
+      ...(request.bladeDir !== undefined ? { bladeDir: resolve(request.bladeDir) } : {}),
+      ...(request.runtime !== undefined ? { runtime: request.runtime } : {}),
     },
   };
 }
