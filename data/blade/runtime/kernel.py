@@ -233,8 +233,22 @@ def register_source(prefix, source):
 # --- namespaces ----------------------------------------------------------------------------
 
 
+class _LazyPyplot:
+    """matplotlib.pyplot as `plt`, imported on first use: BLADE preloads it for agent code, and
+    importing it in every session would cost each one a noticeable start."""
+
+    def __getattr__(self, name):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+
+        return getattr(pyplot, name)
+
+
 def base_namespace():
-    """What BLADE's two executors preload (nb_executor.py and simple_code_executor.py)."""
+    """What BLADE's two executors preload (nb_executor.py and simple_code_executor.py); sklearn
+    is imported by the code that uses it, where it is installed."""
     import pickle
     import typing
 
@@ -247,6 +261,7 @@ def base_namespace():
         "sm": sm,
         "smf": smf,
         "pickle": pickle,
+        "plt": _LazyPyplot(),
         "DataFrameGroupBy": DataFrameGroupBy,
     }
     for name in ("List", "Optional", "Callable", "Union", "Dict", "FrozenSet", "Set",

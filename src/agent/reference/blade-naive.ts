@@ -2,7 +2,8 @@
  * The blade environment's basic baseline: the analysis a hurried analyst writes without looking
  * at the data. It reads the independent and the dependent variable off the research question
  * ("Does X affect Y?", "the effect of X on Y"), picks the column whose name and description
- * share the most words with each, and fits Y on X alone (logistic for a two-valued Y, else
+ * share the most words with each (never a row identifier; the outcome a number or two
+ * categories), and fits Y on X alone (logistic for a two-valued Y, else
  * linear), with no controls and no transforms. It sees only what the agent sees.
  */
 import { bladeSourceOf } from "../../env/blade/index.js";
@@ -71,6 +72,17 @@ export function questionSides(question: string): { cause: string; effect: string
   return { cause: q, effect: q };
 }
 
+/** A row identifier: a name like id or rownames, or text with a distinct value in every row. */
+function isIdentifier(field: FieldInfo, rows: number): boolean {
+  if (/^(id|ind|index|rownames?|unnamed: ?\d+)$|_id$/i.test(field.column)) return true;
+  return field.dtype !== "number" && Number(field.properties.num_unique_values) === rows;
+}
+
+/** An outcome a linear or logistic model can take: a number, or two categories. */
+function isModelledOutcome(field: FieldInfo): boolean {
+  return field.dtype === "number" || Number(field.properties.num_unique_values) === 2;
+}
+
 function bestColumn(fields: readonly FieldInfo[], side: string, exclude?: string): FieldInfo {
   const want = words(side);
   let best: FieldInfo | undefined;
@@ -94,8 +106,11 @@ export function naiveAnalysis(
   runtime: RuntimeName,
 ): Record<string, unknown> {
   const { cause, effect } = questionSides(dataset.questions[0] ?? "");
-  const dv = bestColumn(dataset.fields, effect);
-  const iv = bestColumn(dataset.fields, cause, dv.column);
+  const usable = dataset.fields.filter((f) => !isIdentifier(f, dataset.rowCount));
+  const candidates = usable.length > 0 ? usable : dataset.fields;
+  const outcomes = candidates.filter(isModelledOutcome);
+  const dv = bestColumn(outcomes.length > 0 ? outcomes : candidates, effect);
+  const iv = bestColumn(candidates, cause, dv.column);
   const binary = Number(dv.properties.num_unique_values) === 2;
   const formula = `${dv.column} ~ ${iv.column}`;
   const modelCode =

@@ -1,6 +1,6 @@
 /**
  * The blade reference solver: submits one expert's analysis from the ground truth. It takes the
- * first model spec, the variables sharing a column with it, and the transforms that produce the
+ * expert model with the most variables, the variables sharing a column with it, and the transforms that produce the
  * derived columns they use (with their ancestors, on that expert's branches), as explicit units
  * (so no model is needed to split them). Every decision it submits is an expert's, so its hit
  * rates are at the top; its coverage is one expert's share of the merged ground truth.
@@ -10,6 +10,7 @@ import type { RuntimeName } from "../../env/blade/runtime/types.js";
 import {
   type BladeDataset,
   type ConceptualVarSpec,
+  type ModelSpec,
   ROOT_SPEC_ID,
   type TransformSpec,
   UNIT_VERBS,
@@ -96,20 +97,50 @@ export function expertTransforms(
   return ordered;
 }
 
+const columnsOf = (model: ModelSpec | undefined): Set<string> =>
+  new Set([...(model?.columnsOrig ?? []), ...(model?.columnsDerived ?? [])]);
+
+/** The variables sharing a column with a model (BLADE's associated variables). */
+function associatedVariables(
+  cvars: readonly ConceptualVarSpec[],
+  columns: ReadonlySet<string>,
+): ConceptualVarSpec[] {
+  return cvars.filter((c) =>
+    [...c.columnsOrig, ...c.columnsDerived].some((col) => columns.has(col)),
+  );
+}
+
+/**
+ * The expert model with the most associated variables (the first of those in the file): the
+ * fullest analysis. BLADE's files often list a test or a bare model first (affairs: a Fisher
+ * exact test with one variable on each side), which would leave most expert decisions unmade.
+ */
+function fullestModel(
+  models: readonly ModelSpec[],
+  cvars: readonly ConceptualVarSpec[],
+): ModelSpec | undefined {
+  let best: ModelSpec | undefined;
+  let most = -1;
+  for (const model of models) {
+    const count = associatedVariables(cvars, columnsOf(model)).length;
+    if (count > most) {
+      best = model;
+      most = count;
+    }
+  }
+  return best;
+}
+
 /** The expert analysis the reference submits, as BLADE's submission JSON. */
 export function expertAnalysis(
   dataset: BladeDataset,
   runtime: RuntimeName,
 ): Record<string, unknown> {
   const gt = dataset.groundTruth;
-  const model = gt.models[0];
+  const model = fullestModel(gt.models, gt.cvars);
   const expert = model?.annotator ?? "";
-  const modelColumns = new Set([...(model?.columnsOrig ?? []), ...(model?.columnsDerived ?? [])]);
-
-  // The model's variables: those sharing a column with it (BLADE's associated variables).
-  const associated = gt.cvars.filter((c) =>
-    [...c.columnsOrig, ...c.columnsDerived].some((col) => modelColumns.has(col)),
-  );
+  const modelColumns = columnsOf(model);
+  const associated = associatedVariables(gt.cvars, modelColumns);
   const cvars = associated.length > 0 ? associated : gt.cvars;
   // Only derived columns call for transforms: an original column the model uses is there as read.
   const order = expertTransforms(gt.transforms, expert, [

@@ -35,9 +35,14 @@ async function pythonAvailability(): Promise<Availability> {
       pandas === BLADE_PANDAS_VERSION
         ? ""
         : `; BLADE pins pandas ${BLADE_PANDAS_VERSION}, so hashes of parsed dates may differ`;
+    // scikit-learn is optional: some of BLADE's expert code imports it.
+    const sklearn = python.packages.sklearn ? ", scikit-learn" : "";
+    const noSklearn = python.packages.sklearn
+      ? ""
+      : "; no scikit-learn, which some of BLADE's expert code imports (apt-get install python3-sklearn)";
     return {
       ok: true,
-      detail: `${python.executable} (Python ${python.version}, pandas ${pandas}, statsmodels ${python.packages.statsmodels ?? "?"})${pin}`,
+      detail: `${python.executable} (Python ${python.version}, pandas ${pandas}, statsmodels ${python.packages.statsmodels ?? "?"}${sklearn})${noSklearn}${pin}`,
     };
   } catch (error) {
     return { ok: false, detail: message(error) };

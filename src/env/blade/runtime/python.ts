@@ -44,8 +44,11 @@ const DATA_NAME = "data.csv";
 const PYTHON_CANDIDATES = ["/usr/bin/python3", "/usr/local/bin/python3"];
 /** Names an interpreter explicitly (skips the search). */
 export const PYTHON_VARIABLE = "CLADE_BLADE_PYTHON";
-/** System data the packages read (Debian's pytz and dateutil use the system's time zones). */
-const SYSTEM_DATA_DIRS = ["/usr/share/zoneinfo"];
+/**
+ * System data the packages read, bound where present: Debian's pytz and dateutil use the
+ * system's time zones; Debian's matplotlib keeps its rc file and fonts under /usr/share.
+ */
+const SYSTEM_DATA_DIRS = ["/usr/share/zoneinfo", "/usr/share/matplotlib", "/usr/share/fonts"];
 /** Packages whose native modules' libraries are bound (what analyses import). */
 const NATIVE_PACKAGES = [
   "numpy",
@@ -53,6 +56,7 @@ const NATIVE_PACKAGES = [
   "scipy",
   "statsmodels",
   "patsy",
+  "sklearn",
   "matplotlib",
   "PIL",
   "kiwisolver",
@@ -84,6 +88,8 @@ const KERNEL_ENV: Record<string, string> = {
   MKL_NUM_THREADS: "1",
   MPLCONFIGDIR: "/tmp",
   MPLBACKEND: "Agg",
+  // Debian's matplotlib reads /etc/matplotlibrc, which the sandbox has not: its packaged copy.
+  MATPLOTLIBRC: "/usr/share/matplotlib/mpl-data/matplotlibrc",
   HOME: "/tmp",
   LANG: "C.UTF-8",
   PYTHONHASHSEED: "0",
@@ -115,6 +121,11 @@ for name in ("pandas", "statsmodels", "numpy", "scipy"):
         info["packages"][name] = getattr(module, "__version__", "?")
     except Exception as error:
         info["missing"].append(name + " (" + type(error).__name__ + ")")
+# Optional: some of BLADE's expert code (and agents') uses them.
+for name in ("sklearn", "matplotlib"):
+    spec = importlib.util.find_spec(name)
+    if spec is not None:
+        info["packages"][name] = "installed"
 for name in ${JSON.stringify(NATIVE_PACKAGES)}:
     spec = importlib.util.find_spec(name)
     if spec is not None and spec.submodule_search_locations:
