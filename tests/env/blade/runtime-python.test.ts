@@ -95,6 +95,13 @@ describe.skipIf(missing !== undefined)("the Python runtime: exploration cells", 
     });
   });
 
+  it("has plt (matplotlib, imported on first use) drawing to files in the sandbox", async () => {
+    const outcome = await session.execute(
+      "fig, ax = plt.subplots(); ax.plot([1, 2], [3, 4]); ax.set_title('t'); fig.savefig('/tmp/f.png'); import os; os.path.getsize('/tmp/f.png') > 0",
+    );
+    expect(outcome).toEqual({ ok: true, output: "True" });
+  });
+
   it("answers an error with its last line and a short traceback of the cell", async () => {
     const outcome = await session.execute("x = 1\ndf['no_such_column']");
     expect(outcome.ok).toBe(false);
