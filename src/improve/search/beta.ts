@@ -6,6 +6,9 @@
  * (docs/design.md).
  */
 import type { Rng } from "../../env/rng.js";
+import { logBeta, logGamma, regularizedIncompleteBeta } from "../../stats/distributions.js";
+
+export { logGamma, regularizedIncompleteBeta };
 
 /** Gamma and Beta variates drawn from one seeded generator. */
 export interface BetaSampler {
@@ -104,69 +107,6 @@ class ZigguratBetaSampler implements BetaSampler {
     const y = this.gamma(b);
     return x / (x + y);
   }
-}
-
-// Lanczos approximation (g = 7, 9 terms): |error| < 1e-14 for x > 0.
-const LANCZOS = [
-  0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406,
-  12.507343278686905, -0.13857109526572012, 9.984369578019572e-6, 1.5056327351493116e-7,
-];
-
-/** ln Γ(x) for x > 0. */
-export function logGamma(x: number): number {
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
-  const z = x - 1;
-  let sum = LANCZOS[0] as number;
-  for (let i = 1; i < LANCZOS.length; i++) sum += (LANCZOS[i] as number) / (z + i);
-  const t = z + 7.5;
-  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(sum);
-}
-
-/** ln B(a, b). */
-function logBeta(a: number, b: number): number {
-  return logGamma(a) + logGamma(b) - logGamma(a + b);
-}
-
-/** The continued fraction of I_x(a, b), by the modified Lentz method. */
-function betaContinuedFraction(x: number, a: number, b: number): number {
-  const tiny = 1e-300;
-  let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  let h = d;
-  for (let m = 1; m <= 10_000; m++) {
-    const m2 = 2 * m;
-    // Even step.
-    let term = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + term * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + term / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    // Odd step.
-    term = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + term * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + term / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const delta = d * c;
-    h *= delta;
-    if (Math.abs(delta - 1) < 1e-15) break;
-  }
-  return h;
-}
-
-/** The regularized incomplete beta function I_x(a, b): the CDF of Beta(a, b) at x. */
-export function regularizedIncompleteBeta(x: number, a: number, b: number): number {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const front = Math.exp(a * Math.log(x) + b * Math.log1p(-x) - logBeta(a, b));
-  // The fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry beyond.
-  if (x < (a + 1) / (a + b + 2)) return (front * betaContinuedFraction(x, a, b)) / a;
-  return 1 - (front * betaContinuedFraction(1 - x, b, a)) / b;
 }
 
 /**
