@@ -23,7 +23,14 @@ import {
   type SandboxResult,
 } from "../../../sandbox/index.js";
 import { FrameDecoder, FrameWireError } from "./frame-wire.js";
-import type { CellOutcome, ScriptOutcome } from "./types.js";
+import type {
+  AnalysisSession,
+  CellOutcome,
+  ModelOutcome,
+  RuntimeLimits,
+  RuntimeName,
+  ScriptOutcome,
+} from "./types.js";
 
 /**
  * The resident-memory watchdog (all the session's processes together), as a multiple of the
@@ -484,4 +491,36 @@ export async function runScriptBatch(
         error: "the kernel sent no outcome for this script (its frame may be too large)",
       },
   );
+}
+
+/**
+ * What both runtimes' sessions share: cells and script batches go to the kernel the same way;
+ * only fitting a model differs (statsmodels in the kernel, or clade's GLM on the host).
+ */
+export abstract class KernelSession implements AnalysisSession {
+  abstract readonly runtime: RuntimeName;
+
+  constructor(
+    protected readonly kernel: KernelProcess,
+    protected readonly limits: RuntimeLimits,
+    /** How errors name the runtime: "Python", "SQL". */
+    private readonly label: string,
+  ) {}
+
+  async execute(code: string): Promise<CellOutcome> {
+    const command = { op: "execute", code, outputChars: this.limits.outputChars };
+    const exchange = await this.kernel.send(command, this.limits.cellMs);
+    if (!exchange.ok) return lostCell(exchange, this.label, this.limits.cellMs);
+    return cellOutcome(exchange.reply);
+  }
+
+  runScripts(scripts: readonly string[]): Promise<ScriptOutcome[]> {
+    return runScriptBatch(this.kernel, scripts, this.limits.cellMs);
+  }
+
+  abstract fitModel(transformScript: string, modelCode: string): Promise<ModelOutcome>;
+
+  close(): Promise<void> {
+    return this.kernel.close();
+  }
 }

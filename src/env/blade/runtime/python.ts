@@ -15,22 +15,18 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createWorkspace, type SandboxBind, type SandboxMode } from "../../../sandbox/index.js";
 import {
-  cellOutcome,
   KernelProcess,
+  KernelSession,
   librariesOf,
-  lostCell,
   nativeModulesUnder,
   RESIDENT_SHARE,
-  runScriptBatch,
 } from "./kernel-process.js";
 import {
   type AnalysisSession,
-  type CellOutcome,
   type FittedModel,
   type ModelOutcome,
   type RuntimeLimits,
   RuntimeUnavailableError,
-  type ScriptOutcome,
 } from "./types.js";
 
 /** The kernel, shipped in the package's data/ (src/env/blade/runtime → three levels up). */
@@ -349,23 +345,11 @@ function modelOutcome(reply: unknown): ModelOutcome {
   return { ok: true, model: fitted };
 }
 
-class PythonSession implements AnalysisSession {
+class PythonSession extends KernelSession {
   readonly runtime = "python" as const;
 
-  constructor(
-    private readonly kernel: KernelProcess,
-    private readonly limits: RuntimeLimits,
-  ) {}
-
-  async execute(code: string): Promise<CellOutcome> {
-    const command = { op: "execute", code, outputChars: this.limits.outputChars };
-    const exchange = await this.kernel.send(command, this.limits.cellMs);
-    if (!exchange.ok) return lostCell(exchange, "Python", this.limits.cellMs);
-    return cellOutcome(exchange.reply);
-  }
-
-  runScripts(scripts: readonly string[]): Promise<ScriptOutcome[]> {
-    return runScriptBatch(this.kernel, scripts, this.limits.cellMs);
+  constructor(kernel: KernelProcess, limits: RuntimeLimits) {
+    super(kernel, limits, "Python");
   }
 
   async fitModel(transformScript: string, modelCode: string): Promise<ModelOutcome> {
@@ -380,10 +364,6 @@ class PythonSession implements AnalysisSession {
       };
     }
     return modelOutcome(exchange.reply);
-  }
-
-  close(): Promise<void> {
-    return this.kernel.close();
   }
 }
 

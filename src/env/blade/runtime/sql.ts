@@ -20,21 +20,17 @@ import type { Frame } from "../frame.js";
 import { fitModelCode } from "../glm.js";
 import { encodeFrame } from "./frame-wire.js";
 import {
-  cellOutcome,
   KernelProcess,
+  KernelSession,
   librariesOf,
-  lostCell,
   nativeModulesUnder,
   RESIDENT_SHARE,
-  runScriptBatch,
 } from "./kernel-process.js";
 import {
   type AnalysisSession,
-  type CellOutcome,
   type ModelOutcome,
   type RuntimeLimits,
   RuntimeUnavailableError,
-  type ScriptOutcome,
 } from "./types.js";
 
 /** The package's root (src/env/blade/runtime → four levels up), where node_modules is found. */
@@ -150,23 +146,11 @@ export async function openSqlSession(options: SqlSessionOptions): Promise<Analys
   return new SqlSession(kernel, options.limits);
 }
 
-class SqlSession implements AnalysisSession {
+class SqlSession extends KernelSession {
   readonly runtime = "sql" as const;
 
-  constructor(
-    private readonly kernel: KernelProcess,
-    private readonly limits: RuntimeLimits,
-  ) {}
-
-  async execute(code: string): Promise<CellOutcome> {
-    const command = { op: "execute", code, outputChars: this.limits.outputChars };
-    const exchange = await this.kernel.send(command, this.limits.cellMs);
-    if (!exchange.ok) return lostCell(exchange, "SQL", this.limits.cellMs);
-    return cellOutcome(exchange.reply);
-  }
-
-  runScripts(scripts: readonly string[]): Promise<ScriptOutcome[]> {
-    return runScriptBatch(this.kernel, scripts, this.limits.cellMs);
+  constructor(kernel: KernelProcess, limits: RuntimeLimits) {
+    super(kernel, limits, "SQL");
   }
 
   /** Runs the transform in the engine, then fits the model on the host (glm.ts). */
@@ -176,9 +160,5 @@ class SqlSession implements AnalysisSession {
     if (!outcome.ok) return { ok: false, error: `the transform failed: ${outcome.error}` };
     if (outcome.kind !== "frame") return { ok: false, error: "the transform left no table" };
     return fitModelCode(outcome.frame, modelCode);
-  }
-
-  close(): Promise<void> {
-    return this.kernel.close();
   }
 }
