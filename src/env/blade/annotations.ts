@@ -141,8 +141,8 @@ function specName(given: string | undefined, specification: string): string {
   return given === "" ? specNameFromSpecification(specification) : given;
 }
 
-/** The first zod issue as "path: message". */
-function zodIssue(error: z.ZodError): string {
+/** The first zod issue as "path: message", indices as [i] (also for info.json and submissions). */
+export function zodIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "invalid";
   const path = issue.path

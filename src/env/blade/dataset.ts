@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
 import { z } from "zod";
-import { BladeDatasetError, parseAnnotations } from "./annotations.js";
+import { BladeDatasetError, parseAnnotations, zodIssue } from "./annotations.js";
 import { ANNOTATIONS_FILE, DATA_FILE, INFO_FILE } from "./folders.js";
 import type { BladeDataset, FieldInfo, TrueEffect } from "./specs.js";
 
@@ -57,17 +57,6 @@ const infoSchema = z.object({
   ),
   clade: z.object({ true_effect: trueEffectSchema.optional() }).optional(),
 });
-
-function zodIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid";
-  const path = issue.path
-    .map((part, i) =>
-      typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`,
-    )
-    .join("");
-  return path ? `${path}: ${issue.message}` : issue.message;
-}
 
 function readText(dir: string, file: string): string {
   const path = join(dir, file);

@@ -5,6 +5,7 @@
  * needed to split it) and `m_spec` (the model in words).
  */
 import { z } from "zod";
+import { zodIssue } from "./annotations.js";
 import {
   type AgentControl,
   type Analysis,
@@ -68,13 +69,6 @@ const submissionSchema = z.object({
   analyses: z.array(analysisSchema),
 });
 
-function issueLine(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid";
-  const path = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-  return `${path}${issue.message}`;
-}
-
 function toAnalysis(value: z.infer<typeof analysisSchema>): Analysis {
   const controls: AgentControl[] = value.cvars.controls.map((c) => ({
     description: c.description,
@@ -110,7 +104,7 @@ function parseJson(text: string, source: string): unknown {
 /** One analysis (BLADE's EntireAnalysis) from its JSON value; `source` names it in errors. */
 export function parseAnalysis(value: unknown, source: string): Analysis {
   const parsed = analysisSchema.safeParse(value);
-  if (!parsed.success) throw new SubmissionError(`${source}: ${issueLine(parsed.error)}`);
+  if (!parsed.success) throw new SubmissionError(`${source}: ${zodIssue(parsed.error)}`);
   return toAnalysis(parsed.data);
 }
 
@@ -133,7 +127,7 @@ export function parseSubmissionFile(text: string, source: string): DatasetSubmis
   }
   const envelope = z.object({ dataset_name: z.string(), analyses: z.array(z.unknown()) });
   const outer = envelope.safeParse(value);
-  if (!outer.success) throw new SubmissionError(`${source}: ${issueLine(outer.error)}`);
+  if (!outer.success) throw new SubmissionError(`${source}: ${zodIssue(outer.error)}`);
   const analyses = outer.data.analyses.map((item, i) =>
     parseAnalysis(item, `${source}: analyses[${i}]`),
   );

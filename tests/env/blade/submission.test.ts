@@ -152,7 +152,7 @@ describe("parseAnalysis / parseAnalysisText", () => {
       const error = submissionError(() =>
         parseAnalysis(bladeAnalysis({ transform_code: "", transform_units: [units[0], bad] }), "s"),
       );
-      expectOneLine(error, "s: ", "transform_units.1.mapping.0.1", '"ALL"', verb);
+      expectOneLine(error, "s: ", "transform_units[1].mapping[0][1]", '"ALL"', verb);
     }
   });
 
@@ -190,21 +190,21 @@ describe("parseAnalysis / parseAnalysisText", () => {
     delete (controls[0] as Record<string, unknown>).is_moderator;
     expectOneLine(
       submissionError(() => parseAnalysis(value, "x")),
-      "cvars.controls.0.is_moderator",
+      "cvars.controls[0].is_moderator",
     );
     const unknownVerb = { verb: "pivot", code: "SELECT 1", mapping: [] };
     expectOneLine(
       submissionError(() =>
         parseAnalysis(bladeAnalysis({ transform_code: "", transform_units: [unknownVerb] }), "x"),
       ),
-      "transform_units.0.verb",
+      "transform_units[0].verb",
     );
     const emptyCode = { verb: "derive", code: "", mapping: [] };
     expectOneLine(
       submissionError(() =>
         parseAnalysis(bladeAnalysis({ transform_code: "", transform_units: [emptyCode] }), "x"),
       ),
-      "transform_units.0.code",
+      "transform_units[0].code",
     );
     const emptyColumn = bladeAnalysis();
     (emptyColumn.cvars as { ivs: Record<string, unknown>[] }).ivs[0] = {
@@ -213,7 +213,7 @@ describe("parseAnalysis / parseAnalysisText", () => {
     };
     expectOneLine(
       submissionError(() => parseAnalysis(emptyColumn, "x")),
-      "cvars.ivs.0.columns.0",
+      "cvars.ivs[0].columns[0]",
     );
   });
 
@@ -276,7 +276,7 @@ describe("parseSubmissionFile", () => {
     const withAll = JSON.stringify({ dataset_name: "t", analyses: [allOnDerive] });
     expectOneLine(
       submissionError(() => parseSubmissionFile(withAll, "s.json")),
-      "s.json: analyses[0]: transform_units.0.mapping.0.1",
+      "s.json: analyses[0]: transform_units[0].mapping[0][1]",
       "not derive",
     );
     const both = JSON.stringify({
