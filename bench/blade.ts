@@ -49,6 +49,7 @@ import type { ScriptOutcome } from "../dist/env/blade/runtime/types.js";
 import {
   type BladeDataset,
   ROOT_SPEC_ID,
+  rootTransformSpec,
   type TransformSpec,
   type TransformUnit,
   type TransformVerb,
@@ -333,19 +334,7 @@ const specId = (name: string) => createHash("md5").update(name).digest("hex");
 function groundTruth(): TransformSpec[] {
   const random = createRandom(SEED + 2);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)] as T;
-  const specs: TransformSpec[] = [
-    {
-      specId: ROOT_SPEC_ID,
-      specName: "ROOT",
-      specification: "",
-      verb: undefined,
-      code: "",
-      rationale: "",
-      mapping: [],
-      branches: [],
-      annotator: "",
-    },
-  ];
+  const specs: TransformSpec[] = [rootTransformSpec()];
   const add = (
     name: string,
     verb: TransformVerb,

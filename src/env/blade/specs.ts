@@ -62,6 +62,21 @@ export interface TransformSpec {
   annotator: string;
 }
 
+/** The root spec: the data as read (no verb, no code, no parents). */
+export function rootTransformSpec(): TransformSpec {
+  return {
+    specId: ROOT_SPEC_ID,
+    specName: "ROOT",
+    specification: "",
+    verb: undefined,
+    code: "",
+    rationale: "",
+    mapping: [],
+    branches: [],
+    annotator: "",
+  };
+}
+
 export interface ModelSpec {
   specId: string;
   specName: string;

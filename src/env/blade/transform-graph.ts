@@ -16,6 +16,7 @@ import type { ScriptOutcome } from "./runtime/types.js";
 import {
   type BladeDataset,
   ROOT_SPEC_ID,
+  rootTransformSpec,
   type TransformSpec,
   type TransformUnit,
   type TransformVerb,
@@ -202,6 +203,17 @@ function expand(
     const spec = specOf(id);
     const verb = spec.verb;
     const state = specStates.get(id);
+    /** One expanded unit of this spec: it now owns its output column. */
+    const addUnit = (exId: string, name: string, inputs: string[], output: string) => {
+      owner.set(output, exId);
+      specs.set(exId, {
+        ...spec,
+        id: exId,
+        name,
+        specName: spec.name,
+        mapping: [[inputs, output]],
+      });
+    };
     if (verb === undefined) throw new BladeTransformError(`${who(spec)} has no verb`);
     if (WHOLE_FRAME_VERBS.includes(verb)) {
       const leaves = graph.nodes().filter((n) => graph.outDegree(n) === 0);
@@ -235,14 +247,7 @@ function expand(
           const name = `post_groupby_${output}`;
           const exId = `${id}__${name}`;
           graph.addEdge(parent, exId);
-          owner.set(output, exId);
-          specs.set(exId, {
-            ...spec,
-            id: exId,
-            name,
-            specName: spec.name,
-            mapping: [[inputs, output]],
-          });
+          addUnit(exId, name, inputs, output);
           graph.node(exId).dataOutputCols = new Set([output]);
           if (state) states.set(exId, restrict(state, [output], who(spec)));
         }
@@ -261,14 +266,7 @@ function expand(
         const name = `${verb}_${output}`;
         const exId = `${id}__${name}`;
         graph.addEdge(onlyParent, exId);
-        owner.set(output, exId);
-        specs.set(exId, {
-          ...spec,
-          id: exId,
-          name,
-          specName: spec.name,
-          mapping: [[inputs, output]],
-        });
+        addUnit(exId, name, inputs, output);
         let cols = outputColsOf(graph, onlyParent);
         if (state) {
           cols = new Set([...cols].filter((col) => state.columns.includes(col)));
@@ -302,14 +300,7 @@ function expand(
         for (const col of outputColsOf(graph, from)) cols.add(col);
       }
       cols.add(output);
-      owner.set(output, exId);
-      specs.set(exId, {
-        ...spec,
-        id: exId,
-        name,
-        specName: spec.name,
-        mapping: [[inputs, output]],
-      });
+      addUnit(exId, name, inputs, output);
       if (state) {
         cols = new Set([...cols].filter((col) => state.columns.includes(col)));
         states.set(exId, restrict(state, [output], who(spec)));
@@ -844,19 +835,7 @@ export async function agentTransforms(
     frames.push(outcome.frame);
   }
 
-  const specs: TransformSpec[] = [
-    {
-      specId: ROOT_SPEC_ID,
-      specName: "ROOT",
-      specification: "",
-      verb: undefined,
-      code: "",
-      rationale: "",
-      mapping: [],
-      branches: [],
-      annotator: "",
-    },
-  ];
+  const specs: TransformSpec[] = [rootTransformSpec()];
   const specStates = new Map<string, SpecState>();
   const stateOf = (id: string, frame: Frame): SpecState => ({
     specId: id,
