@@ -10,12 +10,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { hashFrame } from "../../env/blade/column-hash.js";
-import { parseBladeAction } from "../../env/blade/env.js";
+import { bladeEnvInfo } from "../../env/blade/env.js";
 import type { Frame } from "../../env/blade/frame.js";
 import { readCsvFile } from "../../env/blade/read-csv.js";
 import { requirePythonRuntime } from "../../env/blade/runtime/availability.js";
 import { openSession } from "../../env/blade/runtime/index.js";
-import { type BladeRecord, scoreAnalysis } from "../../env/blade/score.js";
+import { scoreAnalysis } from "../../env/blade/score.js";
 import { CATEGORIES } from "../../env/blade/scores.js";
 import { parseAnalysisText, parseSubmissionFile } from "../../env/blade/submission.js";
 import {
@@ -29,6 +29,9 @@ import {
   buildBladeReport,
   CATEGORY_LABELS,
   type ReportedAnalysis,
+  reportedAnalyses,
+  type StoredAnalysis,
+  storedAnalyses,
 } from "../../eval/blade/report.js";
 import { type ModelRoles, modelRoles } from "../../eval/blade/roles.js";
 import type { Judge } from "../../eval/judge-loop.js";
@@ -199,20 +202,12 @@ function reportJson(report: BladeReport, source: Record<string, unknown>) {
 
 // ---- report RUN ----
 
-/** What a stored run's episode left: its analysis as submitted, and its record. */
-interface StoredAnalysis {
-  task: number;
-  submitted: string | undefined;
-  record: BladeRecord | undefined;
-  errored: boolean;
-}
-
 export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo): Promise<number> {
   const options = parseOptions(reportSchema, raw);
   const missing = () => new UsageError(`no run "${runId}" in ${options.db} (see: clade runs)`);
   if (!existsSync(options.db)) throw missing();
   const store = RunStore.open(options.db, { readonly: true });
-  const stored: StoredAnalysis[] = [];
+  let stored: StoredAnalysis[];
   let config: Record<string, unknown>;
   let envVersion: string;
   try {
@@ -221,18 +216,7 @@ export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo)
     if (run.env !== "blade") throw new UsageError(`run "${runId}" is a ${run.env} run, not blade`);
     config = run.config;
     envVersion = run.envVersion;
-    for (const episode of store.episodes(runId)) {
-      const errored = episode.outcome === "error";
-      if (!errored && episode.outcome !== "success" && episode.outcome !== "failure") continue;
-      const last = errored ? undefined : store.steps(episode.id).at(-1);
-      const action = last ? parseBladeAction(last.action) : undefined;
-      stored.push({
-        task: episode.taskIndex,
-        submitted: action?.kind === "submit" ? action.payload : undefined,
-        record: last?.info.blade as BladeRecord | undefined,
-        errored,
-      });
-    }
+    stored = storedAnalyses(store, runId);
   } finally {
     store.close();
   }
@@ -246,7 +230,6 @@ export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo)
     const runtime =
       config.runtime === "python" || config.runtime === "sql" ? config.runtime : undefined;
     const source = bladeTaskSource(dir, runtime);
-    const { bladeEnvInfo } = await import("../../env/blade/env.js");
     const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
     if (envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
       throw new UsageError(
@@ -265,16 +248,7 @@ export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo)
       io.stderr(`progress blade report: ${++done} analyses scored again with ${options.judge}\n`);
     }
   }
-  const datasetOfTask = new Map<number, string>();
-  for (const a of stored) if (a.record) datasetOfTask.set(a.task, a.record.dataset);
-  const analyses: ReportedAnalysis[] = stored.map((a) =>
-    a.record && !a.errored
-      ? { kind: "scored", record: a.record }
-      : {
-          kind: a.errored ? "errored" : "not-submitted",
-          dataset: datasetOfTask.get(a.task) ?? `task ${a.task}`,
-        },
-  );
+  const analyses = reportedAnalyses(stored);
   const report = buildBladeReport(analyses, {
     ...(options.k !== undefined ? { k: options.k } : {}),
     ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),

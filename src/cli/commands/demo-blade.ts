@@ -5,12 +5,12 @@
  * against the true effects (`clade blade report RUN`). The model judges need a model, so the
  * matching is the offline one.
  */
-import type { BladeRecord } from "../../env/blade/score.js";
 import { findEnv } from "../../env/registry.js";
 import {
   type BladeReport,
   buildBladeReport,
-  type ReportedAnalysis,
+  reportedAnalyses,
+  storedAnalyses,
 } from "../../eval/blade/report.js";
 import { runEvaluation } from "../../eval/evaluation.js";
 import type { RunStore } from "../../store/run-store.js";
@@ -20,25 +20,6 @@ export interface BladeDemo {
   agent: string;
   runId: string;
   report: BladeReport;
-}
-
-/** The analyses of a stored blade run, as the report takes them. */
-export function storedAnalyses(store: RunStore, runId: string): ReportedAnalysis[] {
-  const analyses: ReportedAnalysis[] = [];
-  for (const episode of store.episodes(runId)) {
-    if (episode.outcome === "error") {
-      analyses.push({ kind: "errored", dataset: `task ${episode.taskIndex}` });
-      continue;
-    }
-    if (episode.outcome !== "success" && episode.outcome !== "failure") continue;
-    const record = store.steps(episode.id).at(-1)?.info.blade as BladeRecord | undefined;
-    analyses.push(
-      record
-        ? { kind: "scored", record }
-        : { kind: "not-submitted", dataset: `task ${episode.taskIndex}` },
-    );
-  }
-  return analyses;
 }
 
 /** Runs an agent on every own dataset (the reference's run may exist already) and reports it. */
@@ -58,7 +39,7 @@ export async function demoBlade(store: RunStore, agent: string, runId: string): 
       failFast: false,
     });
   }
-  return { agent, runId, report: buildBladeReport(storedAnalyses(store, runId)) };
+  return { agent, runId, report: buildBladeReport(reportedAnalyses(storedAnalyses(store, runId))) };
 }
 
 export function bladeJson(demos: readonly BladeDemo[]) {

@@ -99,8 +99,14 @@ export function runHitRates(run: RunMatch): PerCategory {
   };
 }
 
+/** A dataset's ground-truth counts, which every run of it carries. */
+export type GroundTruthCounts = Pick<
+  RunMatch,
+  "gtCvarCount" | "gtModelCount" | "gtModelUniqueCount" | "gtTransformCount"
+>;
+
 /** An all-zero run carrying the dataset's ground-truth counts (BLADE's empty SingleRunMetrics). */
-function zeroRun(counts: RunMatch): RunMatch {
+export function zeroRun(counts: GroundTruthCounts): RunMatch {
   return {
     status: "generation-failed",
     matchedCvarsGt: [],

@@ -4,14 +4,18 @@
  * decision with the number of analyses that matched it (so a reader sees what was missed).
  */
 import type { ConclusionVerdict } from "../../env/blade/conclusion.js";
+import { parseBladeAction } from "../../env/blade/env.js";
 import type { BladeRecord } from "../../env/blade/score.js";
 import {
   type BladeScores,
   bladeScores,
   type Category,
   DEFAULT_COVERAGE_K,
+  type GroundTruthCounts,
   type RunMatch,
+  zeroRun,
 } from "../../env/blade/scores.js";
+import type { RunStore } from "../../store/run-store.js";
 import {
   type BladeBootstrap,
   bootstrapScores,
@@ -19,6 +23,50 @@ import {
   conclusionRates,
   DEFAULT_RESAMPLES,
 } from "./metrics.js";
+
+/** What a stored blade episode left: the analysis as submitted, its record, or an error. */
+export interface StoredAnalysis {
+  task: number;
+  /** The submitted analysis's JSON text; undefined when the episode submitted none. */
+  submitted: string | undefined;
+  record: BladeRecord | undefined;
+  errored: boolean;
+}
+
+/** The finished (and errored) episodes of a stored blade run, in store order. */
+export function storedAnalyses(store: RunStore, runId: string): StoredAnalysis[] {
+  const stored: StoredAnalysis[] = [];
+  for (const episode of store.episodes(runId)) {
+    const errored = episode.outcome === "error";
+    if (!errored && episode.outcome !== "success" && episode.outcome !== "failure") continue;
+    const last = errored ? undefined : store.steps(episode.id).at(-1);
+    const action = last ? parseBladeAction(last.action) : undefined;
+    stored.push({
+      task: episode.taskIndex,
+      submitted: action?.kind === "submit" ? action.payload : undefined,
+      record: last?.info.blade as BladeRecord | undefined,
+      errored,
+    });
+  }
+  return stored;
+}
+
+/**
+ * The stored analyses as the report takes them; one that submitted nothing or errored is named
+ * by the dataset its task's scored analyses name, else by its task.
+ */
+export function reportedAnalyses(stored: readonly StoredAnalysis[]): ReportedAnalysis[] {
+  const datasetOfTask = new Map<number, string>();
+  for (const a of stored) if (a.record) datasetOfTask.set(a.task, a.record.dataset);
+  return stored.map((a) =>
+    a.record && !a.errored
+      ? { kind: "scored", record: a.record }
+      : {
+          kind: a.errored ? "errored" : "not-submitted",
+          dataset: datasetOfTask.get(a.task) ?? `task ${a.task}`,
+        },
+  );
+}
 
 /** One analysis as the report sees it: a scored record, or a run that produced none. */
 export type ReportedAnalysis =
@@ -61,25 +109,13 @@ export interface BladeReportOptions {
   seed?: number;
 }
 
-function zeroRun(record: BladeRecord | undefined): RunMatch {
-  return {
-    status: "generation-failed",
-    matchedCvarsGt: [],
-    matchedCvarsAgent: [],
-    agentCvarCount: 0,
-    gtCvarCount: record?.run.gtCvarCount ?? 0,
-    matchedModels: [],
-    gtModelCount: record?.run.gtModelCount ?? 0,
-    gtModelUniqueCount: record?.run.gtModelUniqueCount ?? 0,
-    matchedModelCvar: [],
-    matchedValueGt: [],
-    matchedGraphGt: [],
-    matchedValueAgent: [],
-    matchedGraphAgent: [],
-    gtTransformCount: record?.run.gtTransformCount ?? 0,
-    agentTransformCount: 0,
-  };
-}
+/** The counts of a dataset none of whose analyses was scored: nothing known, all zero. */
+const NO_COUNTS: GroundTruthCounts = {
+  gtCvarCount: 0,
+  gtModelCount: 0,
+  gtModelUniqueCount: 0,
+  gtTransformCount: 0,
+};
 
 function countItems(
   records: readonly BladeRecord[],
@@ -154,7 +190,7 @@ export function buildBladeReport(
     const runs: RunMatch[] = [];
     for (const a of mine) {
       if (a.kind === "scored") runs.push(a.record.run);
-      else if (a.kind === "not-submitted") runs.push(zeroRun(records[0]));
+      else if (a.kind === "not-submitted") runs.push(zeroRun(records[0]?.run ?? NO_COUNTS));
     }
     if (runs.length === 0) continue;
     byDataset.set(name, runs);
