@@ -4,12 +4,9 @@
  * (`--blade-dir`) or runtime. Agents that need the task's data (the reference solver, the
  * naive baseline) find the source of a run's environment through `bladeSourceOf`.
  */
-import {
-  defaultSandboxMode,
-  SANDBOX_MODE_VARIABLE,
-  UNSANDBOXED_VERSION_SUFFIX,
-} from "../../sandbox/mode.js";
+import { defaultSandboxMode, UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
 import type { ActionSampler, EnvInfo, SamplingEnvDefinition } from "../types.js";
+import { unsandboxedInfo } from "../unsandboxed.js";
 import { BladeEnv, bladeEnvInfo } from "./env.js";
 import { requirePythonRuntime } from "./runtime/availability.js";
 import type { RuntimeLimits, RuntimeName } from "./runtime/types.js";
@@ -23,12 +20,7 @@ const key = (info: Pick<EnvInfo, "name" | "version">) =>
 
 /** The metadata under the current sandbox mode: unsandboxed runs are marked in the version. */
 function withSandboxMode(info: EnvInfo): EnvInfo {
-  if (defaultSandboxMode() !== "none") return info;
-  return {
-    ...info,
-    version: `${info.version}${UNSANDBOXED_VERSION_SUFFIX}`,
-    description: `UNSANDBOXED (${SANDBOX_MODE_VARIABLE}=none): analysis code runs as a plain child process. ${info.description}`,
-  };
+  return defaultSandboxMode() === "none" ? unsandboxedInfo(info, "analysis code") : info;
 }
 
 /** The task source behind a blade environment's metadata (undefined for another env). */

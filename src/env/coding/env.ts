@@ -11,7 +11,6 @@ import {
   checkSandbox,
   defaultSandboxMode,
   isSandboxMode,
-  SANDBOX_MODE_VARIABLE,
   type SandboxMode,
   UNSANDBOXED_VERSION_SUFFIX,
 } from "../../sandbox/index.js";
@@ -25,6 +24,7 @@ import {
   type ResetOptions,
   type StepResult,
 } from "../types.js";
+import { unsandboxedInfo } from "../unsandboxed.js";
 import { parseAction } from "./actions.js";
 import { EXERCISES, TEST_ONLY_IDS } from "./catalog.js";
 import type { TestCase } from "./exercise.js";
@@ -66,11 +66,7 @@ export const CODING_INFO: EnvInfo = {
 
 export { UNSANDBOXED_VERSION_SUFFIX };
 
-const UNSANDBOXED_INFO: EnvInfo = {
-  ...CODING_INFO,
-  version: `${CODING_INFO.version}${UNSANDBOXED_VERSION_SUFFIX}`,
-  description: `UNSANDBOXED (${SANDBOX_MODE_VARIABLE}=none): agent code runs as a plain child process. ${CODING_INFO.description}`,
-};
+const UNSANDBOXED_INFO: EnvInfo = unsandboxedInfo(CODING_INFO, "agent code");
 
 /** The environment's metadata for a sandbox mode. */
 export function codingInfo(mode: SandboxMode): EnvInfo {
