@@ -711,6 +711,31 @@ function buildProgram(io: CliIo, setExit: (code: number) => void, json: boolean)
       setExit(await reviewCommand(run, opts, io));
     });
 
+  program
+    .command("view")
+    .description(
+      "the web viewer: runs, episodes, search trees, learning curves, archives, goal reviews and analyses",
+    )
+    .addOption(dbOption())
+    .option(
+      "--host <host>",
+      "address to bind (loopback unless told otherwise: then a token is needed)",
+      "127.0.0.1",
+    )
+    .option("--port <port>", "port (0 = any free port)", "7575")
+    .option("--token <token>", "the token to require (default: a random one, printed)")
+    .option("--bundle <dir>", "write a static copy that opens without a server, then exit")
+    .option(
+      "--run <id>",
+      "with --bundle: a run, search, training run, CycleQD run or goal evaluation to include (repeat; default all)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--json", "with --bundle: what was written, as JSON")
+    .action(async (opts) => {
+      const { viewCommand } = await import("./commands/view.js");
+      setExit(await viewCommand(opts, io));
+    });
+
   return program;
 }
 

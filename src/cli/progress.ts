@@ -7,8 +7,9 @@
 import cliProgress from "cli-progress";
 import type { EvalProgress } from "../eval/evaluation.js";
 import type { CostFields } from "../store/run-store.js";
+import { addCosts } from "../store/run-store.js";
 import type { CliIo } from "./io.js";
-import { addCosts, callCost, formatCost } from "./report.js";
+import { callCost, formatCost } from "./report.js";
 
 export interface ProgressReporter {
   update(progress: EvalProgress): void;

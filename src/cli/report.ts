@@ -1,11 +1,16 @@
 /** Human-readable reports of a run's metrics, shared by `eval`, `show` and `demo`. */
 
-import { hostname } from "node:os";
 import type { RunComparison } from "../eval/compare.js";
 import type { MetricsReport } from "../eval/metrics.js";
 import type { ModelCallRecord } from "../model/call-record.js";
 import type { StepRecord } from "../rollout/episode.js";
-import type { CostFields, ModelUsageSummary, RunRow, StoredEpisode } from "../store/run-store.js";
+import {
+  addCosts,
+  type CostFields,
+  type ModelUsageSummary,
+  type StoredEpisode,
+} from "../store/run-store.js";
+
 import { formatInterval, formatRate, renderTable } from "./table.js";
 
 /** Each metric beside its definition's name, as docs/metrics.md asks. */
@@ -55,21 +60,6 @@ export function callCost(call: Pick<ModelCallRecord, "costUsd" | "unpriced">): C
   return call.unpriced ? { costUsd: null, unpriced: true } : { costUsd: call.costUsd };
 }
 
-/** Costs added up: the priced ones summed (null when none), `unpriced` when any had no price. */
-export function addCosts(costs: readonly CostFields[]): CostFields {
-  let sum = 0;
-  let priced = false;
-  let unpriced = false;
-  for (const cost of costs) {
-    if (cost.unpriced) unpriced = true;
-    if (cost.costUsd !== null) {
-      priced = true;
-      sum += cost.costUsd;
-    }
-  }
-  return { costUsd: priced ? sum : null, ...(unpriced ? { unpriced: true } : {}) };
-}
-
 /**
  * A cost for people: "$0.0123"; "unpriced" when no call had a price (never "$0.0000");
  * "$0.0123 + unpriced" when only some had. `none` stands for a null cost with nothing unpriced.
@@ -78,11 +68,6 @@ export function formatCost(cost: CostFields, none = "$0.0000"): string {
   if (cost.costUsd === null) return cost.unpriced ? "unpriced" : none;
   const priced = `$${cost.costUsd.toFixed(4)}`;
   return cost.unpriced ? `${priced} + unpriced` : priced;
-}
-
-/** A call as `show --episode --json` gives it: cost null when unpriced (see CostFields). */
-export function callForJson(call: ModelCallRecord): Omit<ModelCallRecord, "costUsd"> & CostFields {
-  return call.unpriced ? { ...call, costUsd: null } : call;
 }
 
 const ms = (value: number | null): string => (value === null ? "n/a" : `${Math.round(value)}`);
@@ -143,21 +128,6 @@ export function renderUsage(rows: readonly ModelUsageSummary[]): string {
     ],
     [...rows.map((r) => line(r.model, r)), ...(rows.length > 1 ? [line("total", total)] : [])],
   );
-}
-
-/**
- * A run's status for people: a run still marked running whose process is gone from this machine
- * was killed (SIGKILL, a crash, a power cut); running the same command resumes it.
- */
-export function describeStatus(run: RunRow): string {
-  if (run.status === "running" && run.owner && run.owner.host === hostname()) {
-    try {
-      process.kill(run.owner.pid, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ESRCH") return "killed (resumable)";
-    }
-  }
-  return run.stopReason ? `${run.status} (${run.stopReason})` : run.status;
 }
 
 /** `clade compare`: both runs' metrics with their intervals, and B − A over the shared tasks. */

@@ -1,5 +1,5 @@
 /** Turns stored episodes into per-task outcomes and the metrics report of a run. */
-import type { StoredEpisode } from "../store/run-store.js";
+import type { RunRow, RunStore, StoredEpisode } from "../store/run-store.js";
 import {
   computeMetrics,
   type MetricsOptions,
@@ -35,4 +35,21 @@ export function runMetrics(
   options: MetricsOptions = {},
 ): MetricsReport {
   return computeMetrics(taskOutcomes(episodes), options);
+}
+
+/**
+ * The instruction an episode's agent was given: as stored, or for episodes stored before
+ * instructions were (migration 5) the built-in environment's, when its version is the run's.
+ */
+export async function episodeInstruction(
+  store: RunStore,
+  run: Pick<RunRow, "env" | "envVersion">,
+  episode: Pick<StoredEpisode, "id">,
+): Promise<string | null> {
+  const stored = store.instruction(episode.id);
+  if (stored !== null) return stored;
+  // Loaded only when needed: the environments' infos are not needed to list runs.
+  const { findEnvInfo } = await import("../env/infos.js");
+  const info = findEnvInfo(run.env);
+  return info !== undefined && info.version === run.envVersion ? info.instruction : null;
 }

@@ -361,4 +361,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX goal_reviews_by_turn ON goal_reviews (run_id, position, turn_number, field);
   `,
+  `
+  -- The viewer's pages of one run (clade view): filtered and sorted by outcome and reward, and
+  -- per-task outcomes across samples, read from the indexes alone on runs of 100k episodes.
+  CREATE INDEX episodes_by_outcome ON episodes (run_id, outcome, reward);
+  CREATE INDEX episodes_by_task_outcome ON episodes (run_id, task_index, outcome, reward);
+  `,
 ];

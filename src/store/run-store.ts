@@ -54,6 +54,50 @@ export interface RunSummary extends RunRow {
 }
 
 /**
+ * A run still marked running whose process is gone from this machine was killed (SIGKILL, a
+ * crash, a power cut): running the same command resumes it. Runs owned by another host are taken
+ * as running.
+ */
+export function ownerGone(run: Pick<RunRow, "status" | "owner">): boolean {
+  if (run.status !== "running" || !run.owner || run.owner.host !== hostname()) return false;
+  try {
+    process.kill(run.owner.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Costs added up: the priced ones summed (null when none), `unpriced` when any had no price. */
+export function addCosts(costs: readonly CostFields[]): CostFields {
+  let sum = 0;
+  let priced = false;
+  let unpriced = false;
+  for (const cost of costs) {
+    if (cost.unpriced) unpriced = true;
+    if (cost.costUsd !== null) {
+      priced = true;
+      sum += cost.costUsd;
+    }
+  }
+  return { costUsd: priced ? sum : null, ...(unpriced ? { unpriced: true } : {}) };
+}
+
+/** A call as `show --episode --json` gives it: cost null when unpriced (see CostFields). */
+export function callForJson(call: ModelCallRecord): Omit<ModelCallRecord, "costUsd"> & CostFields {
+  return call.unpriced ? { ...call, costUsd: null } : call;
+}
+
+/**
+ * A run's status for people: a run still marked running whose process is gone from this machine
+ * was killed (SIGKILL, a crash, a power cut); running the same command resumes it.
+ */
+export function describeStatus(run: RunRow): string {
+  if (ownerGone(run)) return "killed (resumable)";
+  return run.stopReason ? `${run.status} (${run.stopReason})` : run.status;
+}
+
+/**
  * A stored episode's outcome: not_run marks one planned but never started (budget); damaged, one
  * whose stored row does not parse (left out of metrics and run again on resume).
  */
@@ -144,6 +188,17 @@ export function encodeEpisode(record: EpisodeRecord): EncodedEpisode {
 /** A stored episode row or trajectory does not parse. */
 export class DamagedEpisodeError extends StoreError {
   override name = "DamagedEpisodeError";
+}
+
+/** What a reader gets of a damaged part: nothing of it, and its one-line problem in `problems`. */
+export function orDamaged<T>(read: () => T[], problems: string[]): T[] {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof DamagedEpisodeError)) throw error;
+    problems.push(error.message);
+    return [];
+  }
 }
 
 /** A run id is reused with a configuration that differs from the stored one. */
@@ -270,7 +325,8 @@ function unpricedRow(row: ModelCallRowRaw): boolean {
   return row.cost_usd === 0 && row.cache_hit === 0 && row.input_tokens + row.output_tokens > 0;
 }
 
-interface RunRowRaw {
+/** A `runs` row as SQLite gives it (`SELECT r.*`). */
+export interface RunRowRaw {
   id: string;
   env: string;
   env_version: string;
@@ -296,7 +352,8 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-const toRun = (row: RunRowRaw): RunRow => {
+/** A `runs` row read: a configuration that does not parse is marked damaged. */
+export const toRun = (row: RunRowRaw): RunRow => {
   const config = parseObject(row.config);
   return {
     id: row.id,
@@ -478,6 +535,11 @@ export class RunStore {
     return new RunStore(openDatabase(path, options));
   }
 
+  /** A run store over a connection opened elsewhere (the viewer's), still its owner's to close. */
+  static over(db: SqliteDatabase): RunStore {
+    return new RunStore(db);
+  }
+
   close(): void {
     this.db.close();
   }
@@ -644,6 +706,17 @@ export class RunStore {
       )
       .all(runId) as EpisodeRowRaw[];
     return rows.map(toEpisode);
+  }
+
+  /** One episode by its id (as episodes() reads it: damaged rows read as damaged). */
+  episode(id: number): (StoredEpisode & { runId: string }) | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT e.*, ${SOUND_EPISODE} AS sound
+         FROM episodes e LEFT JOIN trajectories t ON t.episode_id = e.id WHERE e.id = ?`,
+      )
+      .get(id) as (EpisodeRowRaw & { run_id: string }) | undefined;
+    return row ? { ...toEpisode(row), runId: row.run_id } : undefined;
   }
 
   /**

@@ -12,8 +12,8 @@
  */
 import { existsSync } from "node:fs";
 import { z } from "zod";
-import type { Elite, TaskArchive } from "../../improve/qd/archive.js";
-import { parseCycleRecord, replayCycle } from "../../improve/qd/replay.js";
+import { heatMapElites, type TaskArchive } from "../../improve/qd/archive.js";
+import { parseCycleRecord, replayCycle, storedGeometrySchema } from "../../improve/qd/replay.js";
 import { QdStore } from "../../store/qd-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
@@ -27,13 +27,6 @@ const archiveOptionsSchema = z.object({
 });
 
 export type RawArchiveOptions = z.input<typeof archiveOptionsSchema>;
-
-/** What `clade archive` needs of a stored run's configuration (clade qd writes more). */
-const storedConfigSchema = z.object({
-  tasks: z.array(z.object({ label: z.string() })).min(2),
-  ranges: z.array(z.object({ min: z.number(), max: z.number() })),
-  bins: z.number().int().min(2),
-});
 
 const EMPTY = "·";
 
@@ -52,13 +45,7 @@ export function renderHeatMap(archive: TaskArchive, labels: readonly string[]): 
   const others = labels.map((_, i) => i).filter((i) => i !== k);
   const range = archive.ranges[k] as { min: number; max: number };
   const B = archive.bins;
-  const best = new Map<string, Elite>();
-  for (const elite of archive.elites()) {
-    // cell holds the other tasks' bins in task order: [0] is the row, [1] (if any) the column.
-    const key = `${elite.cell[0]},${elite.cell[1] ?? 0}`;
-    const held = best.get(key);
-    if (!held || elite.quality > held.quality) best.set(key, elite);
-  }
+  const best = heatMapElites(archive);
   const rowTask = others[0] as number;
   const columnTask = others[1];
   const rowRange = archive.ranges[rowTask] as { min: number; max: number };
@@ -102,7 +89,7 @@ export function archiveCommand(runId: string, raw: RawArchiveOptions, io: CliIo)
   try {
     const run = store.getRun(runId);
     if (!run) throw unknown();
-    const parsed = storedConfigSchema.safeParse(run.config);
+    const parsed = storedGeometrySchema.safeParse(run.config);
     if (!parsed.success) {
       throw new UsageError(`CycleQD run "${runId}" has a configuration clade cannot read`);
     }

@@ -64,11 +64,11 @@ import { parseModelSpec } from "../../model/spec.js";
 import type { Model } from "../../model/types.js";
 import { SANDBOX_MODES, setDefaultSandboxMode } from "../../sandbox/mode.js";
 import { createResponseCache } from "../../store/response-cache.js";
-import { RunConflictError, RunStore } from "../../store/run-store.js";
+import { addCosts, RunConflictError, RunStore } from "../../store/run-store.js";
 import { type CliIo, EXIT, errorJson, UsageError } from "../io.js";
 import { integerOption, numberOption, parseOptions, runIdSchema } from "../options.js";
 import { createProgress } from "../progress.js";
-import { addCosts, formatCost, renderMetrics, renderUsage } from "../report.js";
+import { formatCost, renderMetrics, renderUsage } from "../report.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
 import {
   isPolicySpec,

@@ -17,13 +17,17 @@ import { findEnv } from "../../env/registry.js";
 import { formatTaskRange, parseTaskRange } from "../../eval/task-range.js";
 import {
   BRANCH_BATCH,
+  branchFileOf,
   createTrainingBranches,
   RECIPE_SPACE,
+  recipeOf,
+  recipeText,
   trainingRoot,
 } from "../../improve/rl/branches.js";
 import { runSearch } from "../../improve/search/engine.js";
 import { createPolicy } from "../../improve/search/policies/index.js";
 import { lowerQuantile } from "../../improve/search/policy.js";
+import { TRAINING_ROOT_FILE } from "../../improve/search/stored.js";
 import { type NodeId, ROOT, type SearchTree } from "../../improve/search/tree.js";
 import { type JsonValue, type SearchEvent, SearchStore } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
@@ -37,7 +41,6 @@ import {
   storedSearchConfig,
   throttled,
 } from "./evolve.js";
-import { branchFileOf, recipeOf, recipeText, TRAINING_ROOT_FILE } from "./search-tree.js";
 
 export interface PolicySearchRequest extends SearchRequestBase {
   /** The starting policy's safetensors file (`--policy`). */

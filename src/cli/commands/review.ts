@@ -13,19 +13,14 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { z } from "zod";
-import type { LabelField, ReviewItem } from "../../eval/goals/agreement.js";
-import { type Conversation, conversationSchema } from "../../eval/goals/conversation.js";
+import type { LabelField } from "../../eval/goals/agreement.js";
+import type { Conversation } from "../../eval/goals/conversation.js";
 import { renderConversation } from "../../eval/goals/judge.js";
-import type { TurnLabel } from "../../eval/goals/labels.js";
 import { buildGoalReport, readRunConfig } from "../../eval/goals/report.js";
-import {
-  latestReviews,
-  openItems,
-  reviewsByPosition,
-  type TurnReview,
-} from "../../eval/goals/review.js";
+import { reviewsByPosition } from "../../eval/goals/review.js";
+import { type QueuedTurn, queuedTurnsOf, queueItems } from "../../eval/goals/review-queue.js";
 import type { Taxonomy } from "../../eval/goals/taxonomy.js";
-import { GoalStore, type StoredConversation } from "../../store/goal-log.js";
+import { GoalStore } from "../../store/goal-log.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { parseOptions } from "../options.js";
@@ -54,84 +49,16 @@ function defaultReviewer(): string {
   }
 }
 
-interface JudgeView {
-  judge: number;
-  model: string;
-  label: TurnLabel | null;
-}
-
-interface QueuedTurn {
-  row: StoredConversation;
-  conversation: Conversation;
-  turnNumber: number;
-  items: ReviewItem[];
-  vote: TurnLabel;
-  judges: JudgeView[];
-  /** The conversation's reviews, oldest first. */
-  reviews: TurnReview[];
-}
-
 /** The queued turns in order, each with its open (or, with `all`, every) queued field. */
 function queuedTurns(store: GoalStore, runId: string, all: boolean): QueuedTurn[] {
   const reviewsBy = reviewsByPosition(store.reviews(runId));
-  const out: QueuedTurn[] = [];
-  for (const row of store.conversations(runId, ["judged"])) {
-    const queue = (row.queue ?? []) as unknown as ReviewItem[];
-    if (queue.length === 0) continue;
-    const reviews = reviewsBy.get(row.position) ?? [];
-    const items = all ? queue : openItems(queue, reviews);
-    if (items.length === 0) continue;
-    const parsed = conversationSchema.safeParse(row.conversation);
-    if (!parsed.success) continue;
-    const votes = row.labels as unknown as TurnLabel[];
-    const judgements = store.judgements(runId, row.position);
-    const byTurn = new Map<number, ReviewItem[]>();
-    for (const item of items)
-      byTurn.set(item.turn_number, [...(byTurn.get(item.turn_number) ?? []), item]);
-    for (const [turnNumber, turnItems] of [...byTurn].sort((a, b) => a[0] - b[0])) {
-      out.push({
-        row,
-        conversation: parsed.data,
-        turnNumber,
-        items: turnItems,
-        reviews,
-        vote: votes[turnNumber - 1] as TurnLabel,
-        judges: judgements.map((j) => ({
-          judge: j.judge,
-          model: j.model,
-          label:
-            j.status === "labelled" && j.labels !== null
-              ? ((j.labels as unknown as TurnLabel[])[turnNumber - 1] ?? null)
-              : null,
-        })),
-      });
-    }
-  }
-  return out;
+  return store
+    .conversations(runId, ["judged"])
+    .flatMap((row) => queuedTurnsOf(store, runId, row, reviewsBy.get(row.position) ?? [], all));
 }
 
 function queueJson(runId: string, turns: readonly QueuedTurn[]) {
-  return {
-    schema: "clade.review-queue/1",
-    runId,
-    items: turns.flatMap((t) =>
-      t.items.map((item) => {
-        const turn = t.conversation.turns[t.turnNumber - 1];
-        const done = latestReviews(t.reviews).get(`${item.turn_number}:${item.field}`);
-        return {
-          conversation: t.row.conversationId,
-          position: t.row.position,
-          turn_number: item.turn_number,
-          field: item.field,
-          reason: item.reason,
-          turn: turn ?? null,
-          vote: t.vote,
-          judges: t.judges,
-          review: done ? { value: done.value, reviewer: done.reviewer, at: done.at } : null,
-        };
-      }),
-    ),
-  };
+  return { schema: "clade.review-queue/1", runId, items: queueItems(turns) };
 }
 
 /** A line reader over a stream: `ask` writes the prompt and waits for one line (undefined at EOF). */

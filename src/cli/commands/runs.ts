@@ -1,26 +1,21 @@
 /** `clade runs` and `clade show RUN`: what the store holds. */
 import { existsSync } from "node:fs";
-import { runMetrics } from "../../eval/report.js";
+import { episodeInstruction, runMetrics } from "../../eval/report.js";
 import type { ModelCallRecord } from "../../model/call-record.js";
 import type { StepRecord } from "../../rollout/episode.js";
 import {
+  addCosts,
   type CostFields,
-  DamagedEpisodeError,
+  callForJson,
   damagedWarning,
+  describeStatus,
+  orDamaged,
   type RunRow,
   RunStore,
   type StoredEpisode,
 } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
-import {
-  addCosts,
-  callForJson,
-  describeStatus,
-  formatCost,
-  renderEpisode,
-  renderMetrics,
-  renderUsage,
-} from "../report.js";
+import { formatCost, renderEpisode, renderMetrics, renderUsage } from "../report.js";
 import { formatRate, renderTable } from "../table.js";
 
 export function runsCommand(options: { db: string; json?: boolean }, io: CliIo): number {
@@ -216,23 +211,6 @@ function findEpisode(
   return found;
 }
 
-/**
- * The instruction the agent saw: as the episode recorded it, else (episodes stored before clade
- * kept it) the built-in env's, if the run used that same version.
- */
-async function instructionOf(
-  store: RunStore,
-  run: RunRow,
-  episode: StoredEpisode,
-): Promise<string | null> {
-  const stored = store.instruction(episode.id);
-  if (stored !== null) return stored;
-  // Loaded here, not by `clade runs` or `clade show` without --episode.
-  const { findEnvInfo } = await import("../../env/infos.js");
-  const info = findEnvInfo(run.env);
-  return info !== undefined && info.version === run.envVersion ? info.instruction : null;
-}
-
 /** `clade show RUN --episode N`: one episode turn by turn, with the model calls of each turn. */
 async function showEpisode(
   store: RunStore,
@@ -244,24 +222,15 @@ async function showEpisode(
   const episode = findEpisode(store.episodes(run.id), run.id, spec);
   const problems: string[] = [];
   if (episode.outcome === "damaged" && episode.error) problems.push(episode.error);
-  const readOr = <T>(read: () => T[]): T[] => {
-    try {
-      return read();
-    } catch (error) {
-      if (!(error instanceof DamagedEpisodeError)) throw error;
-      problems.push(error.message);
-      return [];
-    }
-  };
-  const steps: StepRecord[] = readOr(() => store.steps(episode.id));
-  const calls: ModelCallRecord[] = readOr(() => store.calls(episode.id));
+  const steps: StepRecord[] = orDamaged(() => store.steps(episode.id), problems);
+  const calls: ModelCallRecord[] = orDamaged(() => store.calls(episode.id), problems);
   if (problems.length > 0) {
     io.stderr(
       `warning: episode ${episode.taskIndex}/${episode.sampleIndex} of run ${run.id} is damaged ` +
         `(${problems.join("; ")}); showing what can be read\n`,
     );
   }
-  const instruction = await instructionOf(store, run, episode);
+  const instruction = await episodeInstruction(store, run, episode);
   if (options.json) {
     io.stdout(
       `${JSON.stringify({ schema: "clade.episode/1", run, episode, instruction, steps, calls: calls.map(callForJson) })}\n`,

@@ -11,15 +11,14 @@
  * so it is refused.
  */
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { writeAgentFolder } from "../../agent/folder/files.js";
-import type { EnvInfo } from "../../env/types.js";
-import { parseTaskRange } from "../../eval/task-range.js";
-import { createPolicy, isMethod, type Method } from "../../improve/search/policies/index.js";
-import { lowerQuantile } from "../../improve/search/policy.js";
-import { createSimulatedWork } from "../../improve/search/simulation/process.js";
-import { parseScenario, type Scenario } from "../../improve/search/simulation/scenario.js";
-import { cladeMean, type NodeId, ROOT, SearchTree } from "../../improve/search/tree.js";
+import { branchFileOf, type Recipe, recipeOf, recipeText } from "../../improve/rl/branches.js";
+import { isMethod, type Method } from "../../improve/search/policies/index.js";
+import { lowerQuantile, type SearchPolicy } from "../../improve/search/policy.js";
+import type { Scenario } from "../../improve/search/simulation/scenario.js";
+import { foldStoredSearch, storedSearchKind } from "../../improve/search/stored.js";
+import { cladeMean, type NodeId, ROOT, type SearchTree } from "../../improve/search/tree.js";
 import { rootFilesOf } from "../../improve/selfmod/evolution.js";
 import { AgentLineage } from "../../improve/selfmod/lineage.js";
 import type { CostFields } from "../../store/run-store.js";
@@ -34,20 +33,6 @@ import {
 import { type CliIo, UsageError } from "../io.js";
 import { formatCost } from "../report.js";
 
-/**
- * Stored task lists are written as ranges ("0-59,70"), never as a split's name, and were checked
- * against their environment when the search started: read them against any task index.
- */
-const ANY_TASK: EnvInfo = {
-  name: "stored",
-  version: "0",
-  description: "",
-  instruction: "",
-  splits: { train: { start: 0, end: 0 }, test: { start: 0, end: 2 ** 31 } },
-  successThreshold: 1,
-  maxSteps: 1,
-};
-
 export interface SearchReadOptions {
   db: string;
   json?: boolean;
@@ -57,38 +42,8 @@ export interface BestOptions extends SearchReadOptions {
   out?: string;
 }
 
-/** The starting policy's file in a search over training branches (branches.ts's trainingRoot). */
-export const TRAINING_ROOT_FILE = "root.safetensors";
-
-/** A training branch's recipe, as its node's record holds it (null for the root). */
-export interface BranchRecipe {
-  algo: string;
-  lr: number;
-  schedule: string;
-  steps: number;
-  seed: number;
-}
-
-const isRecord = (value: unknown): value is Record<string, JsonValue> =>
+const _isRecord = (value: unknown): value is Record<string, JsonValue> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
-
-/** The recipe in a training branch's record; null for the root or any other kind of node. */
-export function recipeOf(data: JsonValue): BranchRecipe | null {
-  const recipe = isRecord(data) ? data.recipe : undefined;
-  return isRecord(recipe) ? (recipe as unknown as BranchRecipe) : null;
-}
-
-/** The absolute path of a training branch's policy file; null when its record names none. */
-export function branchFileOf(data: JsonValue, dir: string): string | null {
-  const file = isRecord(data) ? data.file : undefined;
-  return typeof file === "string" ? join(dir, file) : null;
-}
-
-/** "ppo lr 0.003, fixed:8 x 2 steps"; the root: "the starting policy". */
-export function recipeText(recipe: BranchRecipe | null): string {
-  if (recipe === null) return "the starting policy";
-  return `${recipe.algo} lr ${recipe.lr}, ${recipe.schedule} x ${recipe.steps} steps`;
-}
 
 /** A stored search folded back into its tree, with what the reports need. */
 interface LoadedSearch {
@@ -109,32 +64,24 @@ function loadSearch(runId: string, db: string): LoadedSearch {
     const row = store.getSearch(runId);
     if (!row) throw unknown();
     const { config } = row;
-    const method = String(config.method);
-    if (!isMethod(method)) {
-      throw new UsageError(`search "${runId}" has an unknown method "${method}"`);
+    if (!isMethod(String(config.method))) {
+      throw new UsageError(`search "${runId}" has an unknown method "${String(config.method)}"`);
     }
-    const seed = Number(config.seed ?? 0);
-    const hyperparameters = (config.hyperparameters ?? {}) as Record<string, unknown>;
-    const policy = createPolicy(method, { [method]: hyperparameters });
-    const epsilon = Number(policy.hyperparameters.epsilon);
-    const events = store.events(runId);
-    let scenario: Scenario | null = null;
-    let tasks: number[];
-    let rootData: JsonValue = null;
-    if (config.kind === "simulation") {
-      scenario = parseScenario(config.scenario);
-      tasks = Array.from({ length: scenario.tasks }, (_, i) => i);
-      rootData = { ...createSimulatedWork(scenario, seed).root };
-    } else if (config.kind === "agent") {
-      tasks = parseTaskRange(String(config.tasks), ANY_TASK);
-    } else if (config.kind === "policy") {
-      tasks = parseTaskRange(String(config.tasks), ANY_TASK);
-      rootData = { file: TRAINING_ROOT_FILE, recipe: null };
-    } else {
+    if (storedSearchKind(config) === null) {
       throw new UsageError(`search "${runId}" is of an unknown kind "${String(config.kind)}"`);
     }
-    const tree = SearchTree.fold(tasks, events, undefined, rootData);
-    return { row, method, scenario, epsilon, tree, events, chosen: policy.finalChoice(tree) };
+    const events = store.events(runId);
+    const folded = foldStoredSearch(config, events);
+    const policy = folded.policy as SearchPolicy;
+    return {
+      row,
+      method: folded.method as Method,
+      scenario: folded.scenario,
+      epsilon: Number(policy.hyperparameters.epsilon),
+      tree: folded.tree,
+      events,
+      chosen: folded.chosen,
+    };
   } finally {
     store.close();
   }
@@ -169,7 +116,7 @@ export interface TreeNodeJson {
   createdAtT: number;
   quality: number | null;
   /** A search over training branches: the recipe its parent was trained with (null: the root). */
-  recipe?: BranchRecipe | null;
+  recipe?: Recipe | null;
   chosen: boolean;
 }
 
@@ -392,7 +339,7 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
   }
   if (isTraining(search)) {
     lines.push(
-      `  recipe: ${recipeText(best.recipe as BranchRecipe | null)} (from its parent's weights)`,
+      `  recipe: ${recipeText(best.recipe as Recipe | null)} (from its parent's weights)`,
       `  weights: ${String(best.file)}`,
     );
   }

@@ -15,7 +15,7 @@ import {
   type RunMatch,
   zeroRun,
 } from "../../env/blade/scores.js";
-import type { RunStore } from "../../store/run-store.js";
+import type { RunStore, StoredEpisode } from "../../store/run-store.js";
 import {
   type BladeBootstrap,
   bootstrapScores,
@@ -35,20 +35,24 @@ export interface StoredAnalysis {
 
 /** The finished (and errored) episodes of a stored blade run, in store order. */
 export function storedAnalyses(store: RunStore, runId: string): StoredAnalysis[] {
-  const stored: StoredAnalysis[] = [];
-  for (const episode of store.episodes(runId)) {
-    const errored = episode.outcome === "error";
-    if (!errored && episode.outcome !== "success" && episode.outcome !== "failure") continue;
-    const last = errored ? undefined : store.steps(episode.id).at(-1);
-    const action = last ? parseBladeAction(last.action) : undefined;
-    stored.push({
-      task: episode.taskIndex,
-      submitted: action?.kind === "submit" ? action.payload : undefined,
-      record: last?.info.blade as BladeRecord | undefined,
-      errored,
-    });
-  }
-  return stored;
+  return store.episodes(runId).flatMap((episode) => storedAnalysis(store, episode) ?? []);
+}
+
+/** One episode's analysis; undefined for an episode that did not finish (not run, damaged). */
+export function storedAnalysis(
+  store: RunStore,
+  episode: StoredEpisode,
+): StoredAnalysis | undefined {
+  const errored = episode.outcome === "error";
+  if (!errored && episode.outcome !== "success" && episode.outcome !== "failure") return undefined;
+  const last = errored ? undefined : store.steps(episode.id).at(-1);
+  const action = last ? parseBladeAction(last.action) : undefined;
+  return {
+    task: episode.taskIndex,
+    submitted: action?.kind === "submit" ? action.payload : undefined,
+    record: last?.info.blade as BladeRecord | undefined,
+    errored,
+  };
 }
 
 /**

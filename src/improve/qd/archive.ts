@@ -430,3 +430,17 @@ export function weightedIndex(weights: readonly number[], rng: Rng): number {
   // Rounding can leave target ≥ the running sum at the very end: the last positive weight wins.
   return last;
 }
+
+/**
+ * An archive drawn as a heat map: per (row, column) — the bins of the first and second other
+ * task — its best elite, over the bins of any further tasks (K > 3). Keys are "row,column".
+ */
+export function heatMapElites(archive: TaskArchive): Map<string, Elite> {
+  const best = new Map<string, Elite>();
+  for (const elite of archive.elites()) {
+    const key = `${elite.cell[0]},${elite.cell[1] ?? 0}`;
+    const held = best.get(key);
+    if (!held || elite.quality > held.quality) best.set(key, elite);
+  }
+  return best;
+}

@@ -112,3 +112,10 @@ export function replayCycle(
   if (records.length === 0) throw new Error("no generation to replay: the run has no records");
   return state;
 }
+
+/** What the archives' pictures need of a stored run's configuration (`clade qd` writes more). */
+export const storedGeometrySchema = z.object({
+  tasks: z.array(z.object({ label: z.string() })).min(2),
+  ranges: z.array(z.object({ min: z.number(), max: z.number() })),
+  bins: z.number().int().min(1),
+});

@@ -14,6 +14,7 @@ import { createRng } from "../../env/rng.js";
 import type { EnvDefinition } from "../../env/types.js";
 import type { JsonValue } from "../../store/search-log.js";
 import type { Evaluator, Improver } from "../search/engine.js";
+import { TRAINING_ROOT_FILE } from "../search/stored.js";
 import type { SearchNode } from "../search/tree.js";
 import { loadPolicy, type PolicyModel, savePolicy } from "./policy/index.js";
 import { type Algorithm, evaluatePolicy, train } from "./train/index.js";
@@ -68,11 +69,32 @@ export interface TrainingBranchesOptions {
   horizon?: number;
 }
 
-/** The root's record: the starting policy, saved as `root.safetensors` in `dir`. */
+/** The root's record: the starting policy, saved as TRAINING_ROOT_FILE in `dir`. */
 export async function trainingRoot(dir: string, model: PolicyModel): Promise<JsonValue> {
   mkdirSync(dir, { recursive: true });
-  await savePolicy(join(dir, "root.safetensors"), model);
-  return { file: "root.safetensors", recipe: null };
+  await savePolicy(join(dir, TRAINING_ROOT_FILE), model);
+  return { file: TRAINING_ROOT_FILE, recipe: null };
+}
+
+const isRecord = (value: unknown): value is Record<string, JsonValue> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The recipe in a training branch's record; null for the root or any other kind of node. */
+export function recipeOf(data: JsonValue): Recipe | null {
+  const recipe = isRecord(data) ? data.recipe : undefined;
+  return isRecord(recipe) ? (recipe as unknown as Recipe) : null;
+}
+
+/** The absolute path of a training branch's policy file; null when its record names none. */
+export function branchFileOf(data: JsonValue, dir: string): string | null {
+  const file = isRecord(data) ? data.file : undefined;
+  return typeof file === "string" ? join(dir, file) : null;
+}
+
+/** "ppo lr 0.003, fixed:8 x 2 steps"; the root: "the starting policy". */
+export function recipeText(recipe: Recipe | null): string {
+  if (recipe === null) return "the starting policy";
+  return `${recipe.algo} lr ${recipe.lr}, ${recipe.schedule} x ${recipe.steps} steps`;
 }
 
 export function createTrainingBranches(options: TrainingBranchesOptions): {

@@ -1,0 +1,2 @@
+/** Stylesheets imported for esbuild to gather into app.css. */
+declare module "*.css";
