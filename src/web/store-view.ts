@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { openDatabase, type SqliteDatabase } from "../store/database.js";
 import { StoreError } from "../store/errors.js";
 import { RunStore } from "../store/run-store.js";
+import { Background } from "./background.js";
 
 export interface StoreState {
   path: string;
@@ -28,6 +29,7 @@ export class StoreView {
   #reason: string | null = null;
   /** Commits through this connection, which PRAGMA data_version does not count. */
   #ownWrites = 0;
+  #background: Background | undefined;
 
   /** `readonly`: never opened as a writer (a bundle only reads; nothing is migrated). */
   constructor(
@@ -86,7 +88,17 @@ export class StoreView {
     return result;
   }
 
+  /** The worker thread for heavy computations (in this thread for a snapshot: no file to open). */
+  background(): Background {
+    // A snapshot is a private copy, already unlinked: its connection names another file.
+    const snapshot = this.#db !== undefined && this.#db.name !== this.path;
+    this.#background ??= new Background(snapshot ? null : this.path);
+    return this.#background;
+  }
+
   close(): void {
+    void this.#background?.close();
+    this.#background = undefined;
     this.#db?.close();
     this.#db = undefined;
   }

@@ -12,7 +12,6 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { archiveCommand } from "../../src/cli/commands/archive.js";
 import type { Genome, GenomeStore } from "../../src/improve/qd/cycle.js";
-import { runStoredCycle } from "../../src/improve/qd/stored-cycle.js";
 import { openDatabase } from "../../src/store/database.js";
 import { QdStore } from "../../src/store/qd-log.js";
 import {
@@ -24,11 +23,15 @@ import {
   qdApi,
 } from "../../src/web/api/qd.js";
 import type { ViewServer } from "../../src/web/server.js";
-import { EXPERTS, RANGES, type Vec, vectorGenome } from "../improve/qd/vector-genome.js";
+import { EXPERTS, type Vec, vectorGenome } from "../improve/qd/vector-genome.js";
+import {
+  QD_BINS as BINS,
+  continueQdRun,
+  storeQdRun,
+  QD_TASKS as TASKS,
+} from "./fixtures/qd-runs.js";
 import { api, scratchDir, startViewer } from "./support.js";
 
-const TASKS = ["maze", "textcraft", "gridworld"];
-const BINS = 15;
 const GENERATIONS = 30;
 /** The 12th evaluation throws: generation 9's child errors and is dropped. */
 const FAILING_EVALUATION = 12;
@@ -65,23 +68,7 @@ async function storeRun(
   generations: number,
   status: "complete" | "running" = "complete",
 ): Promise<void> {
-  store.beginRun(id, {
-    kind: "vector",
-    tasks: TASKS.map((label) => ({ label })),
-    variant: "paper",
-    ranges: RANGES.map((r) => ({ ...r })),
-    bins: BINS,
-    seed: 4,
-  });
-  await runStoredCycle({
-    store,
-    runId: id,
-    setup: { genome: genome(), store: fileStore(db, id), seed: 4, variant: "paper" },
-    experts: () => EXPERTS,
-    ranges: RANGES,
-    bins: BINS,
-    generations,
-  });
+  await storeQdRun(store, id, { genome: genome(), genomes: fileStore(db, id), generations });
   if (status === "complete") store.setStatus(id, "complete");
 }
 
@@ -241,13 +228,9 @@ describe("the quality-diversity API", () => {
   it("follows a running run: the default generation is the newest stored", async () => {
     const before = await api<QdArchivesResponse>(viewer, "/qd/q2/archives");
     expect(before.body.generation).toBe(4);
-    await runStoredCycle({
-      store,
-      runId: "q2",
-      setup: { genome: genome(), store: fileStore(db, "q2"), seed: 4, variant: "paper" },
-      experts: () => EXPERTS,
-      ranges: RANGES,
-      bins: BINS,
+    await continueQdRun(store, "q2", {
+      genome: genome(),
+      genomes: fileStore(db, "q2"),
       generations: 6,
     });
     const after = await api<QdArchivesResponse>(viewer, "/qd/q2/archives");

@@ -5,84 +5,50 @@
  * to generation 0 leaving fewer filled, a click on an elite opening its scores, the list linking
  * to a run, and a running run's maps advancing by themselves when generations are stored.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MemoryGenomeStore } from "../../src/improve/qd/cycle.js";
-import { runStoredCycle } from "../../src/improve/qd/stored-cycle.js";
 import { QdStore } from "../../src/store/qd-log.js";
 import type { QdArchivesResponse } from "../../src/web/api/qd.js";
 import { writeBundle } from "../../src/web/bundle.js";
-import type { ViewServer } from "../../src/web/server.js";
-import { EXPERTS, RANGES, type Vec, vectorGenome } from "../improve/qd/vector-genome.js";
-import { api, launchBrowser, noBrowser, openPage, scratchDir, startViewer } from "./support.js";
+import { type Vec, vectorGenome } from "../improve/qd/vector-genome.js";
+import { QD_BINS as BINS, storeQdRun, QD_TASKS as TASKS } from "./fixtures/qd-runs.js";
+import { viewerInBrowser } from "./fixtures/viewer-in-browser.js";
+import { api, noBrowser } from "./support.js";
 
-const TASKS = ["maze", "textcraft", "gridworld"];
-const BINS = 15;
 /** More generations than a bundle holds (50 evenly spaced and the last). */
 const LAST = 60;
-
-/** Stores a run as `clade qd` does, up to `generations` (the same genomes resume it). */
-async function storeRun(
-  store: QdStore,
-  genomes: MemoryGenomeStore<Vec>,
-  id: string,
-  generations: number,
-): Promise<void> {
-  store.beginRun(id, {
-    kind: "vector",
-    tasks: TASKS.map((label) => ({ label })),
-    variant: "paper",
-    ranges: RANGES.map((r) => ({ ...r })),
-    bins: BINS,
-    seed: 4,
-  });
-  await runStoredCycle({
-    store,
-    runId: id,
-    setup: { genome: vectorGenome(), store: genomes, seed: 4, variant: "paper" },
-    experts: () => EXPERTS,
-    ranges: RANGES,
-    bins: BINS,
-    generations,
-  });
-}
 
 const filled = (body: QdArchivesResponse) => body.archives.reduce((n, a) => n + a.cells.length, 0);
 
 describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
-  const scratch = scratchDir("qd-e2e");
-  const db = join(scratch.dir, "store.db");
   const liveGenomes = new MemoryGenomeStore<Vec>();
-  let store: QdStore;
-  let viewer: ViewServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    store = QdStore.open(db);
-    await storeRun(store, new MemoryGenomeStore(), "q1", LAST);
-    store.setStatus("q1", "complete");
-    await storeRun(store, liveGenomes, "live", 4); // left running
-    [viewer, browser] = await Promise.all([startViewer(db), launchBrowser()]);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
-    store?.close();
-    scratch.remove();
+  /** Stores the run left running, "live", up to `generations` (its genomes resume it). */
+  const storeLive = (store: QdStore, generations: number) =>
+    storeQdRun(store, "live", { genome: vectorGenome(), genomes: liveGenomes, generations });
+  const app = viewerInBrowser("qd-e2e", async (db) => {
+    const store = QdStore.open(db);
+    try {
+      const genomes = new MemoryGenomeStore<Vec>();
+      await storeQdRun(store, "q1", { genome: vectorGenome(), genomes, generations: LAST });
+      store.setStatus("q1", "complete");
+      await storeLive(store, 4); // left running
+    } finally {
+      store.close();
+    }
   });
 
   it("draws every archive as a heat map, and the slider changes the filled cells", async () => {
-    const { page, problems, screenshot, close } = await openPage(browser);
+    const { page, problems, screenshot, close } = await app.open("#/qd/q1");
     page.setDefaultTimeout(5_000);
     try {
-      const last = (await api<QdArchivesResponse>(viewer, "/qd/q1/archives")).body;
-      const first = (await api<QdArchivesResponse>(viewer, "/qd/q1/archives?generation=0")).body;
+      const last = (await api<QdArchivesResponse>(app.viewer, "/qd/q1/archives")).body;
+      const { body: first } = await api<QdArchivesResponse>(
+        app.viewer,
+        "/qd/q1/archives?generation=0",
+      );
       expect(filled(first)).toBeLessThan(filled(last));
-
-      await page.goto(`${viewer.url}#/qd/q1`);
       await expect.poll(() => page.getByTestId("qd-heatmap").count()).toBe(3);
       const cells = page.getByTestId("qd-cell");
       await expect.poll(() => cells.count()).toBe(filled(last));
@@ -106,7 +72,10 @@ describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
       expect(page.url()).toMatch(/generation=0/);
       await page.getByTestId("qd-slider").fill("20");
       await expect.poll(() => page.getByTestId("qd-generation").textContent()).toBe("20");
-      const middle = (await api<QdArchivesResponse>(viewer, "/qd/q1/archives?generation=20")).body;
+      const { body: middle } = await api<QdArchivesResponse>(
+        app.viewer,
+        "/qd/q1/archives?generation=20",
+      );
       await expect.poll(() => cells.count()).toBe(filled(middle));
       // One archive alone, from the address.
       await page.getByTestId("qd-task").selectOption("gridworld");
@@ -119,13 +88,12 @@ describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
   });
 
   it("opens an elite's scores on every task when its cell is clicked", async () => {
-    const { page, problems, screenshot, close } = await openPage(browser);
+    const { page, problems, screenshot, close } = await app.open("#/qd/q1");
     page.setDefaultTimeout(5_000);
     try {
-      const last = (await api<QdArchivesResponse>(viewer, "/qd/q1/archives")).body;
+      const last = (await api<QdArchivesResponse>(app.viewer, "/qd/q1/archives")).body;
       const elite = last.archives[1]?.cells.find((c) => c.generation > 0);
       expect(elite).toBeDefined();
-      await page.goto(`${viewer.url}#/qd/q1`);
       const target = page.locator(
         `[data-testid="qd-heatmap"][data-task="textcraft"] [data-id="${elite?.id}"]`,
       );
@@ -158,22 +126,26 @@ describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
   });
 
   it("lists the runs and advances a running run's maps as generations are stored", async () => {
-    const { page, problems, screenshot, close } = await openPage(browser);
+    const { page, problems, screenshot, close } = await app.open("#/qd");
     page.setDefaultTimeout(5_000);
     try {
-      await page.goto(`${viewer.url}#/qd`);
       const rows = page.locator('[data-testid="qd-runs"] tbody tr');
       await expect.poll(() => rows.count()).toBe(2);
       await screenshot("qd-list");
       await page.getByRole("link", { name: "live" }).click();
       await expect.poll(() => page.getByTestId("qd-generation").textContent()).toBe("4");
-      const before = (await api<QdArchivesResponse>(viewer, "/qd/live/archives")).body;
+      const before = (await api<QdArchivesResponse>(app.viewer, "/qd/live/archives")).body;
       await expect.poll(() => page.getByTestId("qd-cell").count()).toBe(filled(before));
       expect(await page.textContent("main")).toContain("following the run");
 
-      await storeRun(store, liveGenomes, "live", 12);
+      const store = QdStore.open(app.db);
+      try {
+        await storeLive(store, 12);
+      } finally {
+        store.close();
+      }
       await expect.poll(() => page.getByTestId("qd-generation").textContent()).toBe("12");
-      const after = (await api<QdArchivesResponse>(viewer, "/qd/live/archives")).body;
+      const after = (await api<QdArchivesResponse>(app.viewer, "/qd/live/archives")).body;
       await expect.poll(() => page.getByTestId("qd-cell").count()).toBe(filled(after));
       await expect.poll(() => page.getByTestId("qd-slider").getAttribute("max")).toBe("12");
       expect(problems).toEqual([]);
@@ -183,12 +155,13 @@ describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
   });
 
   it("offers a static bundle's generations only: the slider snaps to those it holds", async () => {
-    const dir = join(scratch.dir, "bundle");
-    await writeBundle({ db, dir, ids: ["q1"] });
-    const { page, problems, screenshot, close } = await openPage(browser);
+    const dir = join(dirname(app.db), "bundle");
+    await writeBundle({ db: app.db, dir, ids: ["q1"] });
+    const { page, problems, screenshot, close } = await app.open(
+      `${pathToFileURL(join(dir, "index.html")).href}#/qd/q1`,
+    );
     page.setDefaultTimeout(5_000);
     try {
-      await page.goto(`${pathToFileURL(join(dir, "index.html")).href}#/qd/q1`);
       const slider = page.getByTestId("qd-slider");
       await expect.poll(() => slider.getAttribute("max")).toBe("50");
       expect(await page.getByTestId("qd-generation").textContent()).toBe(String(LAST));
@@ -196,7 +169,7 @@ describe.skipIf(noBrowser !== undefined)("quality-diversity page", () => {
       // Step 4 of 50 over generations 0-60 is generation round(4 × 1.2) = 5.
       await slider.fill("4");
       await expect.poll(() => page.getByTestId("qd-generation").textContent()).toBe("5");
-      const five = (await api<QdArchivesResponse>(viewer, "/qd/q1/archives?generation=5")).body;
+      const five = (await api<QdArchivesResponse>(app.viewer, "/qd/q1/archives?generation=5")).body;
       await expect.poll(() => page.getByTestId("qd-cell").count()).toBe(filled(five));
       // An elite opens from its cell; what only a server knows is left out.
       await page.getByTestId("qd-cell").first().click();

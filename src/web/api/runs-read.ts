@@ -179,23 +179,63 @@ export class FingerprintCache<T> {
   ) {}
 
   get(key: string, fingerprint: string, compute: () => T, live = false): { value: T; at: number } {
+    const kept = this.#kept(key, fingerprint, live);
+    if (kept) return kept;
+    const started = performance.now();
+    const value = compute();
+    return this.#keep(key, fingerprint, value, Date.now(), performance.now() - started);
+  }
+
+  /**
+   * As get, for a computation done elsewhere (the worker thread): requests that come while it
+   * runs wait for the same one.
+   */
+  async getAsync(
+    key: string,
+    fingerprint: string,
+    compute: () => Promise<T>,
+    live = false,
+  ): Promise<{ value: T; at: number }> {
+    const kept = this.#kept(key, fingerprint, live);
+    if (kept) return kept;
+    const running = this.#running.get(key);
+    if (running?.fingerprint === fingerprint) return running.promise;
+    const started = performance.now();
+    const at = Date.now();
+    const promise = compute().then(
+      (value) => this.#keep(key, fingerprint, value, at, performance.now() - started),
+      (error: unknown) => {
+        throw error;
+      },
+    );
+    this.#running.set(key, { fingerprint, promise });
+    try {
+      return await promise;
+    } finally {
+      if (this.#running.get(key)?.promise === promise) this.#running.delete(key);
+    }
+  }
+
+  #running = new Map<string, { fingerprint: string; promise: Promise<{ value: T; at: number }> }>();
+
+  #kept(key: string, fingerprint: string, live: boolean): { value: T; at: number } | undefined {
     const entry = this.#entries.get(key);
-    const now = Date.now();
     if (
       entry &&
-      (entry.fingerprint === fingerprint || (live && now - entry.at < entry.ms * this.slack))
+      (entry.fingerprint === fingerprint || (live && Date.now() - entry.at < entry.ms * this.slack))
     ) {
       return entry;
     }
-    const started = performance.now();
-    const value = compute();
-    const ms = performance.now() - started;
+    return undefined;
+  }
+
+  #keep(key: string, fingerprint: string, value: T, at: number, ms: number) {
     this.#entries.delete(key);
-    this.#entries.set(key, { fingerprint, value, at: now, ms });
+    this.#entries.set(key, { fingerprint, value, at, ms });
     while (this.#entries.size > this.capacity) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);
     }
-    return { value, at: now };
+    return { value, at };
   }
 }

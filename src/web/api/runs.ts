@@ -25,7 +25,7 @@ import { runStoreOn, type StoreView } from "../store-view.js";
 import { PAGE, valid } from "../validate.js";
 import {
   type CountedRun,
-  compareTasks,
+  type compareTasks,
   computeRunMetrics,
   countedRuns,
   FingerprintCache,
@@ -600,11 +600,12 @@ function routes(view: StoreView): Hono {
   const oneRun = (db: SqliteDatabase | undefined, id: string) =>
     db && allRuns(db).find((r) => r.run.id === id);
 
+  // In the worker thread: a run of 100,000 episodes takes over a second the first time.
   const metricsOf = (db: SqliteDatabase, counted: CountedRun) =>
-    metricsCache.get(
+    metricsCache.getAsync(
       counted.run.id,
       counted.fingerprint,
-      () => computeRunMetrics(db, counted.run),
+      () => view.background().run(db, { kind: "metrics", run: counted.run }),
       runState(counted.run) === "running",
     );
 
@@ -670,12 +671,12 @@ function routes(view: StoreView): Hono {
       if (!db || !counted) return c.json(notFound(id), 404);
       return c.json(detailCache.get(id, counted.fingerprint, () => runDetail(db, counted)).value);
     })
-    .get("/runs/:id/metrics", valid("param", idParam), (c) => {
+    .get("/runs/:id/metrics", valid("param", idParam), async (c) => {
       const { id } = c.req.valid("param");
       const db = view.db;
       const counted = oneRun(db, id);
       if (!db || !counted) return c.json(notFound(id), 404);
-      const { value, at } = metricsOf(db, counted);
+      const { value, at } = await metricsOf(db, counted);
       const body: RunMetricsResponse = {
         runId: id,
         metrics: value.metrics,
@@ -710,7 +711,7 @@ function routes(view: StoreView): Hono {
       const body: EpisodePage = { items: items.map(toEpisodeRow), nextCursor };
       return c.json(body);
     })
-    .get("/compare", valid("query", compareQuery), (c) => {
+    .get("/compare", valid("query", compareQuery), async (c) => {
       const query = c.req.valid("query");
       const db = view.db;
       const a = oneRun(db, query.a);
@@ -721,17 +722,22 @@ function routes(view: StoreView): Hono {
       if (query.cursor !== undefined && typeof cursor?.[0] !== "number") {
         return c.json(badCursor, 400);
       }
-      const tasksA = metricsOf(db, a).value.tasks;
-      const tasksB = metricsOf(db, b).value.tasks;
+      const [metricsA, metricsB] = await Promise.all([metricsOf(db, a), metricsOf(db, b)]);
+      const tasksA = metricsA.value.tasks;
+      const tasksB = metricsB.value.tasks;
       const live = runState(a.run) === "running" || runState(b.run) === "running";
-      const { comparison, rows } = compareCache.get(
-        `${a.run.id}\n${b.run.id}`,
-        `${a.fingerprint}|${b.fingerprint}`,
-        () => {
-          const comparison = compareTasks(a.run, tasksA, tasksB);
-          return { comparison, rows: compareRows(tasksA, tasksB, comparison.moved) };
-        },
-        live,
+      const { comparison, rows } = (
+        await compareCache.getAsync(
+          `${a.run.id}\n${b.run.id}`,
+          `${a.fingerprint}|${b.fingerprint}`,
+          async () => {
+            const comparison = await view
+              .background()
+              .run(db, { kind: "compare", a: a.run, tasksA, tasksB });
+            return { comparison, rows: compareRows(tasksA, tasksB, comparison.moved) };
+          },
+          live,
+        )
       ).value;
       const shown = rows.filter((r) =>
         query.only === "flipped"
