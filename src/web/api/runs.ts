@@ -26,7 +26,6 @@ import { PAGE, valid } from "../validate.js";
 import {
   type CountedRun,
   type compareTasks,
-  computeRunMetrics,
   countedRuns,
   FingerprintCache,
   listSuccessRate,
