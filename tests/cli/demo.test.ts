@@ -80,5 +80,13 @@ describe("clade demo", () => {
     const failed = goals.causes.reduce((sum, c) => sum + c.count, 0);
     expect(failed).toBe(233 - 179);
     expect(goals.causes.filter((c) => c.count > 0).length).toBeGreaterThanOrEqual(5);
+
+    // The viewer's API read the store the demo wrote: every run of its table (and the goals'
+    // and BLADE's runs beside them), all complete.
+    const { view, runs } = JSON.parse(result.stdout);
+    expect(view.runs).toBeGreaterThan(runs.length);
+    expect(view.complete).toBe(view.runs);
+    expect(view.capabilities.runs).toBe(view.runs);
+    expect(view.capabilities.analyses).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -27,6 +27,7 @@ import { type BladeDemo, bladeJson, bladeText, demoBlade } from "./demo-blade.js
 import { demoGoals, type GoalsDemo, goalsJson, goalsText } from "./demo-goals.js";
 import { demoQd, qdText } from "./demo-qd.js";
 import { branchesText, demoBranches, demoTraining, trainingText } from "./demo-rl.js";
+import { demoView, type ViewDemo, viewText } from "./demo-view.js";
 import { renderSimulation, simulationJson } from "./evolve.js";
 
 /**
@@ -53,6 +54,7 @@ export async function demoCommand(
   const rows = [];
   let goals: GoalsDemo;
   let blade: BladeDemo[];
+  let viewer: ViewDemo;
   try {
     for (const env of BUILTIN_ENVS) {
       for (const agentName of ["reference", "random"] as const) {
@@ -100,6 +102,8 @@ export async function demoCommand(
       await demoBlade(store, "reference", `demo-blade-reference-${stamp}`),
       await demoBlade(store, "naive", `demo-blade-naive-${stamp}`),
     ];
+    // The viewer's API over what the demo stored, before a temporary store is removed.
+    viewer = await demoView(dbPath);
   } finally {
     store.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -125,7 +129,7 @@ export async function demoCommand(
     // db: where the runs were kept, null when the store was a temporary one (now deleted).
     const { schema: _, ...searchJson } = simulationJson(search);
     io.stdout(
-      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, goals: goalsJson(goals), blade: bladeJson(blade), training: training.result, branches, qd, agentFolder })}\n`,
+      `${JSON.stringify({ schema: "clade.demo/1", db: options.db ?? null, runs: rows, search: searchJson, goals: goalsJson(goals), blade: bladeJson(blade), training: training.result, branches, qd, agentFolder, view: viewer })}\n`,
     );
     return 0;
   }
@@ -173,6 +177,7 @@ export async function demoCommand(
   io.stdout(`\n${trainingText(training.result)}\n\n${branchesText(branches)}\n`);
   io.stdout(`\n${qdText(qd)}\n`);
   io.stdout(`\n${agentFolderText(agentFolder)}\n`);
+  io.stdout(`\n${viewText(viewer, options.db)}\n`);
   return 0;
 }
 
