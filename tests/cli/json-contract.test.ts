@@ -221,6 +221,15 @@ describe("--json outputs follow docs/cli-json.md", () => {
     expect(out.config).toBe(config);
   });
 
+  it("view --bundle", async () => {
+    const out = expectJson(
+      await cli("view", "--db", db, "--bundle", join(dir, "bundle"), "--json"),
+      "clade.bundle/1",
+    );
+    expect(out.index).toBe(join(dir, "bundle", "index.html"));
+    expect((out.items as unknown[]).length).toBeGreaterThan(0);
+  });
+
   it("demo (over maze alone here)", async () => {
     const out = expectJson(await cli("demo", "--json"), "clade.demo/1");
     expect(out.db).toBeNull();
