@@ -61,12 +61,14 @@ export function Table<Row>({
 export function MoreButton({
   next,
   onMore,
+  testId,
 }: {
   next: string | null;
   onMore: (cursor: string) => void;
+  testId?: string;
 }) {
   if (next === null) return null;
-  return html`<button class="more" onClick=${() => onMore(next)}>more</button>`;
+  return html`<button class="more" data-testid=${testId} onClick=${() => onMore(next)}>more</button>`;
 }
 
 export function rate(value: number | null | undefined, digits = 3): string {

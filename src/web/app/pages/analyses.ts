@@ -3,14 +3,12 @@
  * BLADE report and its analyses, `#/analyses/<run>?episode=<id>` one analysis, the agent's
  * decisions beside the experts'.
  */
-import { useState } from "preact/hooks";
-import type { AnalysisRunItem, AnalysisRunsResponse } from "../../api/analyses.js";
-import { apiPath } from "../api.js";
+import type { AnalysisRunItem } from "../../api/analyses.js";
 import { html } from "../html.js";
-import { useApi } from "../live.js";
 import type { PageProps } from "../main.js";
+import { type PagedColumn, PagedTable } from "../paged.js";
 import { href } from "../router.js";
-import { type Column, Loaded, MoreButton, rate, Status, Table, when } from "../ui.js";
+import { rate, Status, when } from "../ui.js";
 import { AnalysisView } from "./analyses/analysis.js";
 import { RunView } from "./analyses/run.js";
 import "./analyses.css";
@@ -24,7 +22,7 @@ export function AnalysesPage({ route }: PageProps) {
     : html`<${RunView} run=${run} />`;
 }
 
-const RUN_COLUMNS: Column<AnalysisRunItem>[] = [
+const RUN_COLUMNS: PagedColumn<AnalysisRunItem>[] = [
   {
     label: "run",
     cell: (r) => html`<a href=${href(`/analyses/${r.id}`)} data-run=${r.id}>${r.id}</a>`,
@@ -57,38 +55,14 @@ const RUN_COLUMNS: Column<AnalysisRunItem>[] = [
 ];
 
 function RunList() {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   return html`<h1>Analyses (BLADE)</h1>
     <p class="muted">Evaluation runs of the blade environment: each episode ends with one analysis,
     matched decision by decision to the experts' ground truth.</p>
-    ${cursors.map(
-      (cursor, i) =>
-        html`<${RunListPage}
-          key=${cursor ?? ""}
-          cursor=${cursor}
-          last=${i === cursors.length - 1}
-          onMore=${(next: string) => setCursors([...cursors, next])}
-        />`,
-    )}`;
-}
-
-function RunListPage({
-  cursor,
-  last,
-  onMore,
-}: {
-  cursor: string | undefined;
-  last: boolean;
-  onMore: (cursor: string) => void;
-}) {
-  const state = useApi<AnalysisRunsResponse>(apiPath("/analyses", { cursor }));
-  return html`<${Loaded} state=${state}>${(data: AnalysisRunsResponse) =>
-    html`<${Table}
-        rows=${data.items}
-        columns=${RUN_COLUMNS}
-        rowKey=${(r: AnalysisRunItem) => r.id}
-        testId="analysis-runs"
-        empty="No blade runs yet: npx clade eval --env blade --agent reference"
-      />
-      ${last ? html`<${MoreButton} next=${data.nextCursor} onMore=${onMore} />` : ""}`}<//>`;
+    <${PagedTable}
+      path="/analyses"
+      columns=${RUN_COLUMNS}
+      rowKey=${(r: AnalysisRunItem) => r.id}
+      testId="analysis-runs"
+      empty="No blade runs yet: npx clade eval --env blade --agent reference"
+    />`;
 }

@@ -8,27 +8,14 @@
  * Every run's response comes from useApi, so a running run's curves grow by themselves.
  */
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import type {
-  TrainingListResponse,
-  TrainingRunItem,
-  TrainingRunResponse,
-} from "../../api/training.js";
+import type { TrainingRunItem, TrainingRunResponse } from "../../api/training.js";
 import { apiPath } from "../api.js";
 import { html } from "../html.js";
 import { useApi } from "../live.js";
 import type { PageProps } from "../main.js";
+import { type PagedColumn, PagedTable } from "../paged.js";
 import { href, type Route, withQuery } from "../router.js";
-import {
-  type Column,
-  ErrorLine,
-  Loaded,
-  Loading,
-  rate,
-  Section,
-  Status,
-  Table,
-  when,
-} from "../ui.js";
+import { ErrorLine, Loaded, Loading, rate, Section, Status, Table, when } from "../ui.js";
 import { TrainingCharts } from "./training/charts.js";
 import { colorOf, type ShownRun } from "./training/curves.js";
 import "./training.css";
@@ -62,7 +49,7 @@ function statusOf(run: TrainingRunItem): string {
 }
 
 function listColumns(selected: readonly string[], toggle: (id: string) => void) {
-  const columns: Column<TrainingRunItem>[] = [
+  const columns: PagedColumn<TrainingRunItem>[] = [
     {
       label: "",
       cell: (run) =>
@@ -104,39 +91,8 @@ function listColumns(selected: readonly string[], toggle: (id: string) => void) 
   return columns;
 }
 
-/** One page of the list, and the "more" button under the last one. */
-function ListPage({
-  cursor,
-  columns,
-  isLast,
-  onMore,
-}: {
-  cursor: string | undefined;
-  columns: Column<TrainingRunItem>[];
-  isLast: boolean;
-  onMore: (cursor: string) => void;
-}) {
-  const state = useApi<TrainingListResponse>(apiPath("/training", { cursor }));
-  return html`<${Loaded} state=${state}>
-    ${(data: TrainingListResponse) =>
-      html`<${Table}
-          rows=${data.items}
-          columns=${columns}
-          rowKey=${(run: TrainingRunItem) => run.id}
-          testId="training-runs"
-          empty="no training runs in this store (clade train)"
-        />
-        ${
-          isLast &&
-          data.nextCursor !== null &&
-          html`<button class="more" onClick=${() => onMore(data.nextCursor as string)}>more</button>`
-        }`}
-  <//>`;
-}
-
 function TrainingList({ route }: { route: Route }) {
   const selected = selectedIds(route);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const toggle = (id: string) => {
     const next = selected.includes(id) ? selected.filter((s) => s !== id) : [...selected, id];
     withQuery(route, { ids: next.join(",") || undefined });
@@ -144,16 +100,13 @@ function TrainingList({ route }: { route: Route }) {
   const columns = listColumns(selected, toggle);
   return html`<h1>Training runs</h1>
     <p class="muted">Tick runs to overlay their learning curves below.</p>
-    ${cursors.map(
-      (cursor, i) =>
-        html`<${ListPage}
-          key=${cursor ?? "first"}
-          cursor=${cursor}
-          columns=${columns}
-          isLast=${i === cursors.length - 1}
-          onMore=${(next: string) => setCursors([...cursors, next])}
-        />`,
-    )}
+    <${PagedTable}
+      path="/training"
+      columns=${columns}
+      rowKey=${(run: TrainingRunItem) => run.id}
+      testId="training-runs"
+      empty="no training runs in this store (clade train)"
+    />
     ${
       selected.length > 0
         ? html`<div class="toolbar">

@@ -8,9 +8,9 @@ import type { ConversationItem, GoalRunResponse, GsrFigure } from "../../../api/
 import { apiPath } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
+import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href, type Route, withQuery } from "../../router.js";
 import { Loaded, Section, Status } from "../../ui.js";
-import { PagedTable } from "./paged.js";
 import { Crumbs, percent, percentInterval, RateCard } from "./parts.js";
 
 type Metrics = NonNullable<GoalRunResponse["report"]["judged"]>;
@@ -73,28 +73,43 @@ function Causes({ columns }: { columns: { name: string; metrics: Metrics }[] }) 
   </table>`;
 }
 
-function ConversationRow({ id, item }: { id: string; item: ConversationItem }) {
-  const link = href(`/goals/${id}/conversations/${item.position}`);
-  return html`<tr key=${item.position} data-testid="conversation-row">
-    <td class="num">${item.position}</td>
-    <td><a href=${link}>${item.conversationId}</a>${
-      item.source ? html`<div class="muted">${item.source.record}</div>` : ""
-    }</td>
-    <td class="num">${item.turns}</td>
-    <td class="num">${
-      item.goals === null
-        ? html`<span class="muted">–</span>`
-        : html`<span class=${item.succeeded === item.goals ? "outcome-success" : "outcome-failure"}>${item.succeeded}/${item.goals}</span>`
-    }</td>
-    <td><span class=${`badge conv-${item.status}`}>${item.status}</span>${
-      item.error ? html`<div class="error small">${item.error}</div>` : ""
-    }</td>
-    <td class="num">${
-      item.queued === 0
-        ? ""
-        : html`<span class=${item.open > 0 ? "badge queued" : "muted"}>${item.open} open</span> <span class="muted">of ${item.queued}</span>`
-    }</td>
-  </tr>`;
+function conversationColumns(id: string): PagedColumn<ConversationItem>[] {
+  return [
+    { label: "#", numeric: true, cell: (item) => item.position },
+    {
+      label: "conversation",
+      cell: (item) =>
+        html`<a href=${href(`/goals/${id}/conversations/${item.position}`)}>${item.conversationId}</a>${
+          item.source ? html`<div class="muted">${item.source.record}</div>` : ""
+        }`,
+    },
+    { label: "turns", numeric: true, cell: (item) => item.turns },
+    {
+      label: "goals",
+      title: "successful goals / goals, by the labels in force",
+      numeric: true,
+      cell: (item) =>
+        item.goals === null
+          ? html`<span class="muted">–</span>`
+          : html`<span class=${item.succeeded === item.goals ? "outcome-success" : "outcome-failure"}>${item.succeeded}/${item.goals}</span>`,
+    },
+    {
+      label: "status",
+      cell: (item) =>
+        html`<span class=${`badge conv-${item.status}`}>${item.status}</span>${
+          item.error ? html`<div class="error small">${item.error}</div>` : ""
+        }`,
+    },
+    {
+      label: "review",
+      title: "fields queued for review",
+      numeric: true,
+      cell: (item) =>
+        item.queued === 0
+          ? ""
+          : html`<span class=${item.open > 0 ? "badge queued" : "muted"}>${item.open} open</span> <span class="muted">of ${item.queued}</span>`,
+    },
+  ];
 }
 
 export function GoalEvaluation({ id, route }: { id: string; route: Route }) {
@@ -161,16 +176,13 @@ export function GoalEvaluation({ id, route }: { id: string; route: Route }) {
           </select></label>
         </div>
         <${PagedTable}
-          key=${status}
           testId="conversations"
-          address=${(cursor: string | undefined) =>
-            apiPath(`/goals/${encodeURIComponent(id)}/conversations`, { status, cursor })}
-          columns=${6}
+          path=${`/goals/${encodeURIComponent(id)}/conversations`}
+          query=${{ status }}
+          columns=${conversationColumns(id)}
+          rowKey=${(item: ConversationItem) => item.position}
+          rowAttrs=${() => ({ "data-testid": "conversation-row" })}
           empty="no conversations here"
-          head=${html`<tr><th class="num">#</th><th>conversation</th><th class="num">turns</th>
-            <th class="num" title="successful goals / goals, by the labels in force">goals</th><th>status</th>
-            <th class="num" title="fields queued for review">review</th></tr>`}
-          row=${(item: ConversationItem) => html`<${ConversationRow} id=${id} item=${item} />`}
         />
       </${Section}>`;
   }}</${Loaded}>`;

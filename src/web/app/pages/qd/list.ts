@@ -1,16 +1,14 @@
 /** `#/qd`: the CycleQD runs, newest first, page by page. */
-import { useState } from "preact/hooks";
-import type { QdListResponse, QdRunItem } from "../../../api/qd.js";
-import { apiPath } from "../../api.js";
+import type { QdRunItem } from "../../../api/qd.js";
 import { html } from "../../html.js";
-import { useApi } from "../../live.js";
+import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href } from "../../router.js";
-import { type Column, Loaded, MoreButton, rate, Status, Table, when } from "../../ui.js";
+import { rate, Status, when } from "../../ui.js";
 
 export const statusOf = (run: QdRunItem): string =>
   run.stopReason ? `${run.status} ${run.stopReason}` : run.status;
 
-const COLUMNS: Column<QdRunItem>[] = [
+const COLUMNS: PagedColumn<QdRunItem>[] = [
   { label: "run", cell: (run) => html`<a href=${href(`/qd/${run.id}`)}>${run.id}</a>` },
   {
     label: "genome",
@@ -48,40 +46,14 @@ const COLUMNS: Column<QdRunItem>[] = [
   { label: "updated", cell: (run) => when(run.updatedAt) },
 ];
 
-function ListPage({
-  cursor,
-  isLast,
-  onMore,
-}: {
-  cursor: string | undefined;
-  isLast: boolean;
-  onMore: (cursor: string) => void;
-}) {
-  const state = useApi<QdListResponse>(apiPath("/qd", { cursor }));
-  return html`<${Loaded} state=${state}>
-    ${(data: QdListResponse) =>
-      html`<${Table}
-          rows=${data.items}
-          columns=${COLUMNS}
-          rowKey=${(run: QdRunItem) => run.id}
-          testId="qd-runs"
-          empty="no CycleQD runs in this store (clade qd)"
-        />
-        ${isLast ? html`<${MoreButton} next=${data.nextCursor} onMore=${onMore} />` : ""}`}
-  <//>`;
-}
-
 export function QdList() {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   return html`<h1>Quality-diversity (CycleQD)</h1>
     <p class="muted">One archive per task: its quality is that task's score, its cells the bins of the other tasks' scores.</p>
-    ${cursors.map(
-      (cursor, i) =>
-        html`<${ListPage}
-          key=${cursor ?? "first"}
-          cursor=${cursor}
-          isLast=${i === cursors.length - 1}
-          onMore=${(next: string) => setCursors([...cursors, next])}
-        />`,
-    )}`;
+    <${PagedTable}
+      path="/qd"
+      columns=${COLUMNS}
+      rowKey=${(run: QdRunItem) => run.id}
+      testId="qd-runs"
+      empty="no CycleQD runs in this store (clade qd)"
+    />`;
 }

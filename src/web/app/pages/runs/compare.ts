@@ -7,9 +7,9 @@ import type { CompareResponse, CompareSideTask, CompareTaskRow } from "../../../
 import { apiPath } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
+import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href, type Route, withQuery } from "../../router.js";
 import { ErrorLine, interval, Loaded, rate, Section, Status, Table } from "../../ui.js";
-import { type PagedColumn, PagedTable } from "./paged.js";
 
 type Metric = CompareResponse["metrics"][number];
 
@@ -34,8 +34,8 @@ const CHANGE_LABEL: Record<CompareTaskRow["change"], string> = {
 export function ComparePage({ route }: { route: Route }) {
   const { a, b } = route.query;
   const only = route.query.only === "flipped" ? "flipped" : undefined;
-  const address = (cursor: string | undefined) => apiPath("/compare", { a, b, only, cursor });
-  const head = useApi<CompareResponse>(a && b ? address(undefined) : undefined);
+  const query = { a, b, only };
+  const head = useApi<CompareResponse>(a && b ? apiPath("/compare", query) : undefined);
   if (!a || !b) {
     return html`<${ErrorLine} message="compare needs two runs: #/compare?a=RUN&b=RUN (tick two on the runs page)" />`;
   }
@@ -71,8 +71,8 @@ export function ComparePage({ route }: { route: Route }) {
         ${head.data ? html`<span class="muted" data-testid="flip-counts">${head.data.flipped} flipped, ${head.data.changed} changed, ${head.data.sharedTasks} shared tasks</span>` : null}
       </div>
       <p class="muted">${head.data?.definitions.flipped ? `Flipped: ${head.data.definitions.flipped}.` : ""}</p>
-      <${PagedTable} key=${address(undefined)} address=${address} columns=${columns}
-        rowKey=${(r: CompareTaskRow) => r.task} rowClass=${(r: CompareTaskRow) => (r.flipped ? "flipped" : "")}
+      <${PagedTable} path="/compare" query=${query} columns=${columns}
+        rowKey=${(r: CompareTaskRow) => r.task} rowAttrs=${(r: CompareTaskRow) => ({ class: r.flipped ? "flipped" : undefined })}
         testId="compare-table" empty=${only ? "no task flipped" : "no tasks"} />
     <//>
   </section>`;

@@ -8,9 +8,9 @@ import type { RunListItem, RunListResponse } from "../../../api/runs.js";
 import { apiPath, isBundle } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
+import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href, navigate, type Route, withQuery } from "../../router.js";
 import { cost, interval, rate, Status, when } from "../../ui.js";
-import { type PagedColumn, PagedTable } from "./paged.js";
 
 const STATES = ["running", "complete", "interrupted", "killed"] as const;
 const DEFAULT_SORT = { key: "created", dir: "desc" } as const;
@@ -25,7 +25,6 @@ export function RunList({ route }: { route: Route }) {
   const [picked, setPicked] = useState<string[]>([]);
 
   const query = { q, env, agent, status, sort: route.query.sort, dir: route.query.dir };
-  const address = (cursor: string | undefined) => apiPath("/runs", { ...query, cursor });
 
   const onSort = (key: string) => {
     const nextDir = key === sort ? (dir === "desc" ? "asc" : "desc") : "desc";
@@ -129,7 +128,7 @@ export function RunList({ route }: { route: Route }) {
         onClick=${() => navigate("/compare", { a: picked[0], b: picked[1] })}>compare ${picked.length}/2 ticked</button>
       <span class="muted">${picked.length === 2 ? `A = ${picked[0]}, B = ${picked[1]}` : "tick two runs to compare them task by task"}</span>
     </div>
-    <${PagedTable} key=${address(undefined)} address=${address} columns=${columns}
+    <${PagedTable} path="/runs" query=${query} columns=${columns}
       rowKey=${(r: RunListItem) => r.id} testId="runs-table" empty="no run matches these filters"
       sorting=${bundle ? undefined : { key: sort, dir, onSort }} />
   </section>`;

@@ -17,9 +17,9 @@ import type {
 import { apiPath, isBundle } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
+import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href, navigate, type Route, withQuery } from "../../router.js";
 import { cost, interval, Loaded, rate, Section, Status, Table, when } from "../../ui.js";
-import { type PagedColumn, PagedTable } from "./paged.js";
 
 /** The episode filters, as buttons: label → the API's outcome value. */
 const FILTERS: readonly { label: string; outcome: string | undefined }[] = [
@@ -43,7 +43,7 @@ export function RunPage({ route, id }: { route: Route; id: string }) {
     <${Loaded} state=${detail}>${(d: RunResponse) => html`<${Errors} detail=${d} />`}<//>
     <${Section} title="Per task, across samples">
       <p class="muted">One cell per sample (the first 100 of a task), by outcome; a cell opens its episode, a task number filters the episodes below.</p>
-      <${PagedTable} key=${`${base}/tasks`} address=${(cursor: string | undefined) => apiPath(`${base}/tasks`, { cursor })}
+      <${PagedTable} path=${`${base}/tasks`}
         columns=${TASK_COLUMNS(route)} rowKey=${(t: TaskRow) => t.task} testId="tasks-table" empty="no episodes yet" />
     <//>
     <${Episodes} route=${route} base=${base} />
@@ -242,7 +242,6 @@ function Episodes({ route, base }: { route: Route; base: string }) {
   const { outcome, task, sort, dir } = route.query;
   const bundle = isBundle();
   const query = { outcome, task, sort, dir };
-  const address = (cursor: string | undefined) => apiPath(`${base}/episodes`, { ...query, cursor });
   const onSort = (key: string) => {
     const nextDir =
       key === (sort ?? "task")
@@ -268,7 +267,7 @@ function Episodes({ route, base }: { route: Route; base: string }) {
           : null
       }
     </div>
-    <${PagedTable} key=${address(undefined)} address=${address} columns=${EPISODE_COLUMNS}
+    <${PagedTable} path=${`${base}/episodes`} query=${query} columns=${EPISODE_COLUMNS}
       rowKey=${(e: EpisodeRow) => e.id} testId="episodes-table" empty="no episode matches this filter"
       sorting=${bundle ? undefined : { key: sort ?? "task", dir: dir === "desc" ? "desc" : "asc", onSort }} />
   <//>`;
