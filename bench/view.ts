@@ -16,7 +16,7 @@ import type { Statement } from "better-sqlite3";
 import { chromium } from "playwright-core";
 import { type EpisodeRecord, RunStore } from "../dist/index.js";
 import { Background } from "../dist/web/background.js";
-import { createViewApp } from "../dist/web/server.js";
+import { askApi, createViewApp } from "../dist/web/server.js";
 import { StoreView } from "../dist/web/store-view.js";
 
 process.setSourceMapsEnabled(false);
@@ -103,6 +103,13 @@ function buildStore(path: string): number {
   return performance.now() - started;
 }
 
+/** An API answer, asked in memory; a status other than 2xx stops the benchmark. */
+async function askJson(app: ReturnType<typeof createViewApp>, address: string): Promise<unknown> {
+  const response = await askApi(app, address);
+  if (!response.ok) throw new Error(`${address}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
 /** The statements a request ran, with their parameters, to time them again on their own. */
 interface Captured {
   sql: string;
@@ -159,13 +166,7 @@ async function apiFigures(path: string): Promise<void> {
   const log: Captured[] = [];
   captureStatements(db, log);
   const app = createViewApp({ view, token: "bench", loopback: true });
-  const get = async (address: string) => {
-    const response = await app.request(`http://127.0.0.1/api${address}`, {
-      headers: { host: "127.0.0.1" },
-    });
-    if (!response.ok) throw new Error(`${address}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as { nextCursor?: string | null };
-  };
+  const get = (address: string) => askJson(app, address) as Promise<{ nextCursor?: string | null }>;
   // The second page of a list needs the first page's cursor.
   const first = await get("/runs/big/episodes?limit=50");
   const queries: [string, string][] = [
@@ -226,12 +227,7 @@ async function apiFigures(path: string): Promise<void> {
 async function busyFigure(path: string): Promise<void> {
   const view = new StoreView(path, { readonly: true });
   const app = createViewApp({ view, token: "bench", loopback: true });
-  const get = async (address: string) => {
-    const response = await app.request(`http://127.0.0.1/api${address}`, {
-      headers: { host: "127.0.0.1" },
-    });
-    await response.text();
-  };
+  const get = (address: string) => askJson(app, address);
   const address = "/runs/big/episodes?limit=50";
   await get(address);
   const timed = async (n: number) => {
@@ -325,7 +321,7 @@ async function renderFigure(path: string): Promise<void> {
     // The baseline: the statements the cold visit's requests ran, on a cold connection of its own.
     log.length = 0;
     for (const address of cold.addresses) {
-      await app.request(`http://127.0.0.1/api${address}`, { headers: { host: "127.0.0.1" } });
+      await (await askApi(app, address)).text();
     }
     const statements = [...log];
     const renders: number[] = [];

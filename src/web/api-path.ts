@@ -14,13 +14,17 @@ export function apiPath(path: string, query: Record<string, QueryValue> = {}): s
   return params.length === 0 ? path : `${path}?${params.join("&")}`;
 }
 
-/** The address as apiPath would spell it, from any spelling of it (path plus query string). */
-export function canonicalPath(address: string): string {
+/**
+ * The address as apiPath would spell it, from any spelling of it (path plus query string), with
+ * `changes` to its query (a cursor to follow, say) applied.
+ */
+export function canonicalPath(address: string, changes: Record<string, QueryValue> = {}): string {
   const mark = address.indexOf("?");
-  if (mark === -1) return address;
-  const query: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(address.slice(mark + 1))) query[name] = value;
-  return apiPath(address.slice(0, mark), query);
+  const query: Record<string, QueryValue> = {};
+  if (mark !== -1) {
+    for (const [name, value] of new URLSearchParams(address.slice(mark + 1))) query[name] = value;
+  }
+  return apiPath(mark === -1 ? address : address.slice(0, mark), { ...query, ...changes });
 }
 
 /**

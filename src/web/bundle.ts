@@ -23,8 +23,8 @@ import type Database from "better-sqlite3";
 import { openDatabase } from "../store/database.js";
 import { StoreError } from "../store/errors.js";
 import type { MetaResponse } from "./api/meta.js";
-import { apiPath, BUNDLE_CALLBACK, bundleFile, canonicalPath } from "./api-path.js";
-import { API_MODULES, assetsDir, createViewApp } from "./server.js";
+import { BUNDLE_CALLBACK, bundleFile, canonicalPath } from "./api-path.js";
+import { API_MODULES, askApi, assetsDir, createViewApp } from "./server.js";
 import { StoreView } from "./store-view.js";
 
 export interface BundleOptions {
@@ -160,9 +160,7 @@ async function crawl(
     done.add(address);
   };
   const get = async (address: string): Promise<unknown> => {
-    const response = await app.request(`http://127.0.0.1/api${address}`, {
-      headers: { host: "127.0.0.1" },
-    });
+    const response = await askApi(app, address);
     if (!response.ok) return undefined; // an address a page may ask for but that has no data
     return response.json();
   };
@@ -182,7 +180,7 @@ async function crawl(
           if (body === undefined) break;
           save(address, body);
           const next = (body as { nextCursor?: unknown }).nextCursor;
-          address = typeof next === "string" ? withCursor(address, next) : undefined;
+          address = typeof next === "string" ? canonicalPath(address, { cursor: next }) : undefined;
         }
       }
     }
@@ -190,13 +188,4 @@ async function crawl(
     view.close();
   }
   return { files: done.size, bytes };
-}
-
-/** The same address with `cursor` set, spelled as apiPath spells it. */
-function withCursor(address: string, cursor: string): string {
-  const mark = address.indexOf("?");
-  const path = mark === -1 ? address : address.slice(0, mark);
-  const query: Record<string, string> = {};
-  if (mark !== -1) for (const [k, v] of new URLSearchParams(address.slice(mark + 1))) query[k] = v;
-  return apiPath(path, { ...query, cursor });
 }

@@ -110,6 +110,16 @@ export function createViewApp(options: ViewAppOptions): Hono {
   return app;
 }
 
+/**
+ * Asks the API in memory, as a page on loopback would, with no socket: how the bundle writer,
+ * the demo and the benchmark read it.
+ */
+export function askApi(app: Hono, address: string): Promise<Response> {
+  return Promise.resolve(
+    app.request(`http://127.0.0.1/api${address}`, { headers: { host: "127.0.0.1" } }),
+  );
+}
+
 export interface ViewServerOptions {
   db: string;
   host?: string;

@@ -5,7 +5,7 @@
  */
 import type { MetaResponse } from "../../web/api/meta.js";
 import type { RunListResponse } from "../../web/api/runs.js";
-import { createViewApp } from "../../web/server.js";
+import { askApi, createViewApp } from "../../web/server.js";
 import { StoreView } from "../../web/store-view.js";
 
 export interface ViewDemo {
@@ -22,9 +22,7 @@ export async function demoView(db: string): Promise<ViewDemo> {
   try {
     const app = createViewApp({ view, token: "demo", loopback: true });
     const get = async <T>(address: string): Promise<T> => {
-      const response = await app.request(`http://127.0.0.1/api${address}`, {
-        headers: { host: "127.0.0.1" },
-      });
+      const response = await askApi(app, address);
       if (!response.ok)
         throw new Error(`clade view's API answered ${response.status} for ${address}`);
       return (await response.json()) as T;

@@ -172,6 +172,8 @@ export function compareTasks(
  */
 export class FingerprintCache<T> {
   #entries = new Map<string, { fingerprint: string; value: T; at: number; ms: number }>();
+  /** Computations in flight (getAsync), which later requests for the same key wait for. */
+  #running = new Map<string, { fingerprint: string; promise: Promise<{ value: T; at: number }> }>();
 
   constructor(
     private readonly capacity = 32,
@@ -202,11 +204,8 @@ export class FingerprintCache<T> {
     if (running?.fingerprint === fingerprint) return running.promise;
     const started = performance.now();
     const at = Date.now();
-    const promise = compute().then(
-      (value) => this.#keep(key, fingerprint, value, at, performance.now() - started),
-      (error: unknown) => {
-        throw error;
-      },
+    const promise = compute().then((value) =>
+      this.#keep(key, fingerprint, value, at, performance.now() - started),
     );
     this.#running.set(key, { fingerprint, promise });
     try {
@@ -215,8 +214,6 @@ export class FingerprintCache<T> {
       if (this.#running.get(key)?.promise === promise) this.#running.delete(key);
     }
   }
-
-  #running = new Map<string, { fingerprint: string; promise: Promise<{ value: T; at: number }> }>();
 
   #kept(key: string, fingerprint: string, live: boolean): { value: T; at: number } | undefined {
     const entry = this.#entries.get(key);
