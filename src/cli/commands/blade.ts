@@ -10,7 +10,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { hashFrame } from "../../env/blade/column-hash.js";
-import { bladeEnvInfo } from "../../env/blade/env.js";
 import type { Frame } from "../../env/blade/frame.js";
 import { readCsvFile } from "../../env/blade/read-csv.js";
 import { requirePythonRuntime } from "../../env/blade/runtime/availability.js";
@@ -32,14 +31,14 @@ import {
   reportedAnalyses,
   type StoredAnalysis,
   storedAnalyses,
+  storedRunSource,
 } from "../../eval/blade/report.js";
 import { type ModelRoles, modelRoles } from "../../eval/blade/roles.js";
 import type { Judge } from "../../eval/judge-loop.js";
 import { createModelClient } from "../../model/client.js";
 import { loadConfig } from "../../model/config.js";
 import { checkKey, publicModelSpec, resolveModel } from "../../model/resolve.js";
-import { UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
-import { RunStore } from "../../store/run-store.js";
+import { type RunRow, RunStore } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 import { formatInterval, formatRate, renderTable } from "../table.js";
@@ -208,14 +207,14 @@ export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo)
   if (!existsSync(options.db)) throw missing();
   const store = RunStore.open(options.db, { readonly: true });
   let stored: StoredAnalysis[];
-  let config: Record<string, unknown>;
-  let envVersion: string;
+  let run: RunRow;
   try {
-    const run = store.getRun(runId);
-    if (!run) throw missing();
-    if (run.env !== "blade") throw new UsageError(`run "${runId}" is a ${run.env} run, not blade`);
-    config = run.config;
-    envVersion = run.envVersion;
+    const found = store.getRun(runId);
+    if (!found) throw missing();
+    if (found.env !== "blade") {
+      throw new UsageError(`run "${runId}" is a ${found.env} run, not blade`);
+    }
+    run = found;
     stored = storedAnalyses(store, runId);
   } finally {
     store.close();
@@ -226,16 +225,7 @@ export async function bladeReportCommand(runId: string, raw: unknown, io: CliIo)
   const roles = options.judge ? await judgeRoles(options.judge, options.config) : undefined;
   if (roles) {
     // Scored again with the judge: the run's own datasets and runtime, checked by version.
-    const dir = typeof config.bladeDir === "string" ? config.bladeDir : OWN_DATASETS_DIR;
-    const runtime =
-      config.runtime === "python" || config.runtime === "sql" ? config.runtime : undefined;
-    const source = bladeTaskSource(dir, runtime);
-    const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
-    if (envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
-      throw new UsageError(
-        `run "${runId}" was made on blade ${envVersion}, but ${dir} now gives ${expected}: its datasets changed`,
-      );
-    }
+    const source = storedRunSource(run);
     if (source.runtime === "python") await requirePythonRuntime();
     let done = 0;
     for (const analysis of stored) {

@@ -42,6 +42,14 @@ const WL_ITERATIONS = 3;
  * stand-in for BLADE's 10-second timeout around networkx's VF2 (which explores on the order of
  * 10^5 states a second in CPython).
  */
+/**
+ * The name of one output of an expanded spec (BLADE's `<verb>_<column>`), as the record of a
+ * match lists it; filter and groupby specs keep their own names.
+ */
+export function expandedUnitName(verb: string, output: string): string {
+  return `${verb}_${output}`;
+}
+
 export const ISOMORPHISM_STEP_BUDGET = 1_000_000;
 /** The agent's unit mapping word for "every column". */
 const ALL_COLUMNS = "ALL";
@@ -244,7 +252,7 @@ function expand(
     if (verb === "post_groupby") {
       for (const parent of path.graph.predecessors(id)) {
         for (const [inputs, output] of spec.mapping) {
-          const name = `post_groupby_${output}`;
+          const name = expandedUnitName("post_groupby", output);
           const exId = `${id}__${name}`;
           graph.addEdge(parent, exId);
           addUnit(exId, name, inputs, output);
@@ -263,7 +271,7 @@ function expand(
     ) {
       // A spec whose only parent is a filter hangs off the filter, whatever its inputs.
       for (const [inputs, output] of spec.mapping) {
-        const name = `${verb}_${output}`;
+        const name = expandedUnitName(verb, output);
         const exId = `${id}__${name}`;
         graph.addEdge(onlyParent, exId);
         addUnit(exId, name, inputs, output);
@@ -277,7 +285,7 @@ function expand(
       continue;
     }
     for (const [inputs, given] of spec.mapping) {
-      const name = `${verb}_${given}`;
+      const name = expandedUnitName(verb, given);
       const output = given === "" ? inputs[0] : given;
       if (output === undefined) {
         throw new BladeTransformError(`${who(spec)} maps no input columns to an empty output`);

@@ -4,7 +4,8 @@
  * decision with the number of analyses that matched it (so a reader sees what was missed).
  */
 import type { ConclusionVerdict } from "../../env/blade/conclusion.js";
-import { parseBladeAction } from "../../env/blade/env.js";
+import { bladeEnvInfo, parseBladeAction } from "../../env/blade/env.js";
+import type { RuntimeName } from "../../env/blade/runtime/index.js";
 import type { BladeRecord } from "../../env/blade/score.js";
 import {
   type BladeScores,
@@ -15,7 +16,14 @@ import {
   type RunMatch,
   zeroRun,
 } from "../../env/blade/scores.js";
-import type { RunStore, StoredEpisode } from "../../store/run-store.js";
+import {
+  BladeTaskError,
+  type BladeTaskSource,
+  bladeTaskSource,
+  OWN_DATASETS_DIR,
+} from "../../env/blade/tasks.js";
+import { UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
+import type { RunRow, RunStore, StoredEpisode } from "../../store/run-store.js";
 import {
   type BladeBootstrap,
   bootstrapScores,
@@ -31,6 +39,35 @@ export interface StoredAnalysis {
   submitted: string | undefined;
   record: BladeRecord | undefined;
   errored: boolean;
+}
+
+/** The datasets folder and runtime a stored blade run was configured with. */
+export function storedRunConfig(config: Record<string, unknown>): {
+  dir: string;
+  runtime: RuntimeName | undefined;
+} {
+  const dir = typeof config.bladeDir === "string" ? config.bladeDir : OWN_DATASETS_DIR;
+  const runtime =
+    config.runtime === "python" || config.runtime === "sql" ? config.runtime : undefined;
+  return { dir, runtime };
+}
+
+/**
+ * The task source a stored blade run was made on, to score its analyses again or show their
+ * ground truth; refused in one line when its datasets no longer give the run's version.
+ */
+export function storedRunSource(
+  run: Pick<RunRow, "id" | "config" | "envVersion">,
+): BladeTaskSource {
+  const { dir, runtime } = storedRunConfig(run.config);
+  const source = bladeTaskSource(dir, runtime);
+  const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
+  if (run.envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
+    throw new BladeTaskError(
+      `run "${run.id}" was made on blade ${run.envVersion}, but ${dir} now gives ${expected}: its datasets changed`,
+    );
+  }
+  return source;
 }
 
 /** The finished (and errored) episodes of a stored blade run, in store order. */

@@ -21,7 +21,6 @@ import {
   gtCvarText,
   MATCH_THRESHOLD,
 } from "../../env/blade/cvar-match.js";
-import { bladeEnvInfo } from "../../env/blade/env.js";
 import type { BladeRecord, SpecOutcome } from "../../env/blade/score.js";
 import { type BladeScores, bladeScores } from "../../env/blade/scores.js";
 import type {
@@ -33,15 +32,17 @@ import type {
 import { ROOT_SPEC_ID } from "../../env/blade/specs.js";
 import { splitTransformCode } from "../../env/blade/split-units.js";
 import { parseAnalysisText } from "../../env/blade/submission.js";
-import { bladeTaskSource, OWN_DATASETS_DIR, taskDataset } from "../../env/blade/tasks.js";
+import { OWN_DATASETS_DIR, taskDataset } from "../../env/blade/tasks.js";
+import { expandedUnitName } from "../../env/blade/transform-graph.js";
 import {
   type BladeReport,
   buildBladeReport,
   reportedAnalyses,
   type StoredAnalysis,
   storedAnalysis,
+  storedRunConfig,
+  storedRunSource,
 } from "../../eval/blade/report.js";
-import { UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
 import type { SqliteDatabase } from "../../store/database.js";
 import type { RunRow, RunStore, StoredEpisode } from "../../store/run-store.js";
 import { apiPath } from "../api-path.js";
@@ -257,26 +258,10 @@ function analysesOf(
   });
 }
 
-/** The run's datasets folder and runtime, as the run was configured. */
-function sourceConfig(run: RunRow): { dir: string; runtime: "sql" | "python" | undefined } {
-  const dir = typeof run.config.bladeDir === "string" ? run.config.bladeDir : OWN_DATASETS_DIR;
-  const runtime =
-    run.config.runtime === "python" || run.config.runtime === "sql"
-      ? run.config.runtime
-      : undefined;
-  return { dir, runtime };
-}
-
 /** The dataset of a task, from the run's own datasets, refused (one line) if they changed. */
 function runDataset(run: RunRow, task: number): BladeDataset | string {
-  const { dir, runtime } = sourceConfig(run);
   try {
-    const source = bladeTaskSource(dir, runtime);
-    const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
-    if (run.envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
-      return `the run was made on blade ${run.envVersion}, but ${dir} now gives ${expected}: its datasets changed`;
-    }
-    return taskDataset(source, task);
+    return taskDataset(storedRunSource(run), task);
   } catch (error) {
     return `the ground truth cannot be read: ${(error as Error).message.split("\n")[0]}`;
   }
@@ -434,7 +419,7 @@ function runResponse(store: RunStore, run: RunRow): AnalysisRunResponse {
       reportError = (error as Error).message.split("\n")[0] ?? "the report failed";
     }
   }
-  const { dir, runtime } = sourceConfig(run);
+  const { dir, runtime } = storedRunConfig(run.config);
   return {
     run: {
       id: run.id,
@@ -553,10 +538,12 @@ function roleOfText(text: string): CvarGroup {
   return role === "IV" || role === "DV" || role === "Moderator" ? role : "Control";
 }
 
-/** The names BLADE gives a ground-truth spec's expanded units (transform-graph.ts). */
+/** The names a ground-truth spec's expanded units have in the record (transform-graph.ts). */
 function expandedNames(spec: TransformSpec): string[] {
-  if (spec.verb === "filter" || spec.verb === "groupby") return [spec.specName];
-  return spec.mapping.map(([, output]) => `${spec.verb}_${output}`);
+  const { verb } = spec;
+  if (verb === undefined) return []; // the root: the data as loaded, no unit of its own
+  if (verb === "filter" || verb === "groupby") return [spec.specName];
+  return spec.mapping.map(([, output]) => expandedUnitName(verb, output));
 }
 
 function kindsOf(outcomes: readonly SpecOutcome[]): MatchKinds {
