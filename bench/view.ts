@@ -145,6 +145,21 @@ function captureStatements(db: StoreView["db"] & object, log: Captured[]): void 
   };
 }
 
+/**
+ * The viewer's app over the store at `path`, its heavy work in this thread (so those statements
+ * are captured for the baseline too), and the log every statement it runs is added to.
+ */
+function capturingApp(path: string) {
+  const view = new StoreView(path, { readonly: true });
+  const inline = new Background(null);
+  view.background = () => inline;
+  const db = view.db as NonNullable<StoreView["db"]>;
+  const log: Captured[] = [];
+  captureStatements(db, log);
+  const app = createViewApp({ view, token: "bench", loopback: true });
+  return { view, db, log, app };
+}
+
 function replay(db: NonNullable<StoreView["db"]>, captured: readonly Captured[]): number {
   const started = performance.now();
   for (const c of captured) {
@@ -158,14 +173,7 @@ function replay(db: NonNullable<StoreView["db"]>, captured: readonly Captured[])
 }
 
 async function apiFigures(path: string): Promise<void> {
-  const view = new StoreView(path, { readonly: true });
-  // Heavy work in this thread here, so its statements are captured for the baseline too.
-  const inline = new Background(null);
-  view.background = () => inline;
-  const db = view.db as NonNullable<StoreView["db"]>;
-  const log: Captured[] = [];
-  captureStatements(db, log);
-  const app = createViewApp({ view, token: "bench", loopback: true });
+  const { view, db, log, app } = capturingApp(path);
   const get = (address: string) => askJson(app, address) as Promise<{ nextCursor?: string | null }>;
   // The second page of a list needs the first page's cursor.
   const first = await get("/runs/big/episodes?limit=50");
@@ -283,15 +291,8 @@ async function renderFigure(path: string): Promise<void> {
       "--disable-dev-shm-usage",
     ],
   });
-  // The SQL alone: the statements behind every request the page makes on its first render
-  // (its heavy work in this thread, so those statements are captured too).
-  const view = new StoreView(path, { readonly: true });
-  const inline = new Background(null);
-  view.background = () => inline;
-  const db = view.db as NonNullable<StoreView["db"]>;
-  const log: Captured[] = [];
-  captureStatements(db, log);
-  const app = createViewApp({ view, token: "bench", loopback: true });
+  // The SQL alone: the statements behind every request the page makes on its first render.
+  const { view, db, log, app } = capturingApp(path);
   try {
     // One load of the app elsewhere first, so the browser's own first-launch costs fall there;
     // then the first visit to the run page finds the server cold (nothing cached).

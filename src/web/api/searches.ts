@@ -410,14 +410,8 @@ function summaryOf(search: LoadedSearch): SearchSummary {
     method: search.method,
     kind: search.kind,
     subject: subjectOf(row, search.kind, search.scenario),
-    status: row.status,
-    stopReason: row.stopReason,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    seed: numberOrNull(row.config.seed),
-    budget: numberOrNull(row.config.budget),
+    ...rowFieldsOf(row),
     t: tree.t,
-    workers: numberOrNull(row.config.workers),
     nodes: tree.size - 1,
     evaluations: {
       passes: tree.passes,
@@ -431,6 +425,19 @@ function summaryOf(search: LoadedSearch): SearchSummary {
   };
 }
 
+/** What a summary shows of the search's row alone, whether or not its log folds. */
+function rowFieldsOf(row: SearchRow) {
+  return {
+    status: row.status,
+    stopReason: row.stopReason,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    seed: numberOrNull(row.config.seed),
+    budget: numberOrNull(row.config.budget),
+    workers: numberOrNull(row.config.workers),
+  };
+}
+
 /** A search whose log does not fold: its row, no counts, and why. */
 function unreadable(db: SqliteDatabase, id: string, error: string): SearchSummary {
   const row = readConfiguredRow<SearchRow["status"]>(db, "searches", id) as SearchRow;
@@ -440,14 +447,8 @@ function unreadable(db: SqliteDatabase, id: string, error: string): SearchSummar
     method: String(row.config.method ?? "unknown"),
     kind,
     subject: kind === "simulation" ? "(simulated)" : subjectOf(row, kind, null),
-    status: row.status,
-    stopReason: row.stopReason,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    seed: numberOrNull(row.config.seed),
-    budget: numberOrNull(row.config.budget),
+    ...rowFieldsOf(row),
     t: 0,
-    workers: numberOrNull(row.config.workers),
     nodes: 0,
     evaluations: { passes: 0, fails: 0, errors: 0, pending: 0 },
     finalChoice: null,
