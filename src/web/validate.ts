@@ -4,7 +4,7 @@
  */
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import { firstIssue } from "../eval/goals/import/common.js";
 
 export function valid<T extends z.ZodType, Target extends keyof ValidationTargets>(
@@ -30,3 +30,9 @@ export function valid<T extends z.ZodType, Target extends keyof ValidationTarget
 
 /** Page sizes: the API's default, and the most one request may ask for. */
 export const PAGE = { default: 50, max: 500 } as const;
+
+/** A page's size: PAGE.default unless asked, at most PAGE.max. */
+export const pageLimit = z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default);
+
+/** The query of a list read page by page: its size and the cursor a previous page gave. */
+export const pageQuery = z.object({ limit: pageLimit, cursor: z.string().optional() });

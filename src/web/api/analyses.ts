@@ -49,7 +49,7 @@ import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
 import type { ApiModule, Chosen } from "../server.js";
 import { runStoreOn, type StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageQuery, valid } from "../validate.js";
 import { runState } from "./runs-read.js";
 
 export type { BladeReport, BladeScores, ConclusionVerdict };
@@ -843,10 +843,6 @@ function analysisResponse(
 
 // ---- routes ----
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default),
-  cursor: z.string().optional(),
-});
 const runParam = z.object({ run: z.string().min(1) });
 const episodeParam = runParam.extend({
   id: z.string().regex(/^\d+$/, "must be an episode id (a number)").transform(Number),
@@ -861,7 +857,7 @@ function bladeRun(store: RunStore, id: string): RunRow | string {
 
 function routes(view: StoreView): Hono {
   return new Hono()
-    .get("/analyses", valid("query", listQuery), (c) => {
+    .get("/analyses", valid("query", pageQuery), (c) => {
       const { limit, cursor } = c.req.valid("query");
       const after = cursor === undefined ? undefined : decodeCursor(cursor, 2);
       if (cursor !== undefined && after === undefined) {

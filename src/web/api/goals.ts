@@ -62,7 +62,7 @@ import { apiPath } from "../api-path.js";
 import { type CursorKey, decodeCursor, page } from "../cursor.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageQuery, valid } from "../validate.js";
 
 /**
  * A value as it arrives in JSON: an undefined figure (NaN: no goals, κ over one class) is sent
@@ -233,16 +233,12 @@ export interface ReviewResponse {
 
 const STATUSES = ["pending", "judged", "errored"] as const;
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default),
-  cursor: z.string().optional(),
-});
 const runParam = z.object({ id: z.string().min(1) });
 const conversationParam = runParam.extend({ position: z.coerce.number().int().min(0) });
-const conversationsQuery = listQuery.extend({
+const conversationsQuery = pageQuery.extend({
   status: z.enum([...STATUSES, "queued", "open"]).optional(),
 });
-const queueQuery = listQuery.extend({ all: z.enum(["true", "false"]).optional() });
+const queueQuery = pageQuery.extend({ all: z.enum(["true", "false"]).optional() });
 
 /**
  * A review's body. The value's rules (its type per field, the taxonomy's codes, turn 1 always
@@ -660,7 +656,7 @@ function routes(view: StoreView): Hono {
   };
 
   return new Hono()
-    .get("/goals", valid("query", listQuery), (c) => {
+    .get("/goals", valid("query", pageQuery), (c) => {
       const { limit, cursor } = c.req.valid("query");
       const after = cursor === undefined ? undefined : decodeCursor(cursor, 2);
       if (cursor !== undefined && after === undefined) return c.json(badCursor, 400);

@@ -41,7 +41,7 @@ import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageQuery, valid } from "../validate.js";
 
 // ---------------------------------------------------------------------------------------------
 // Response types (the page imports them with `import type`).
@@ -447,10 +447,6 @@ function genomeOf(storePath: string, runId: string, kind: string | null, id: str
 // ---------------------------------------------------------------------------------------------
 // Routes.
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default),
-  cursor: z.string().optional(),
-});
 const runParam = z.object({ id: z.string().min(1) });
 const eliteParam = z.object({ id: z.string().min(1), elite: z.string().min(1) });
 const generationQuery = z.object({ generation: z.coerce.number().int().min(0).optional() });
@@ -495,7 +491,7 @@ function routes(view: StoreView): Hono {
   }
 
   return new Hono()
-    .get("/qd", valid("query", listQuery), (c) => {
+    .get("/qd", valid("query", pageQuery), (c) => {
       const { limit, cursor } = c.req.valid("query");
       const after = cursor === undefined ? undefined : decodeCursor(cursor, 2);
       if (cursor !== undefined && after === undefined) {

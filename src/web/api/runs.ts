@@ -20,14 +20,14 @@ import {
 } from "../../store/run-store.js";
 import { apiPath } from "../api-path.js";
 import { type CursorKey, decodeCursor, page } from "../cursor.js";
+import { FingerprintCache } from "../fingerprint-cache.js";
 import type { ApiModule, Chosen } from "../server.js";
 import { runStoreOn, type StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageLimit, pageQuery, valid } from "../validate.js";
 import {
   type CountedRun,
   type compareTasks,
   countedRuns,
-  FingerprintCache,
   listSuccessRate,
   type OutcomeCounts,
   type RateWithInterval,
@@ -222,7 +222,6 @@ export interface CompareResponse {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-const limit = z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default);
 const dir = z.enum(["asc", "desc"]);
 
 const listQuery = z.object({
@@ -232,7 +231,7 @@ const listQuery = z.object({
   status: z.enum(RUN_STATES as [RunState, ...RunState[]]).optional(),
   sort: z.enum(["created", "updated", "success", "episodes"]).default("created"),
   dir: dir.default("desc"),
-  limit,
+  limit: pageLimit,
   cursor: z.string().optional(),
 });
 
@@ -244,17 +243,15 @@ const episodesQuery = z.object({
   task: z.coerce.number().int().min(0).optional(),
   sort: z.enum(["task", "reward", "duration", "turns"]).default("task"),
   dir: dir.default("asc"),
-  limit,
+  limit: pageLimit,
   cursor: z.string().optional(),
 });
-
-const pageQuery = z.object({ limit, cursor: z.string().optional() });
 
 const compareQuery = z.object({
   a: z.string().min(1),
   b: z.string().min(1),
   only: z.enum(["flipped", "changed", "all"]).default("all"),
-  limit,
+  limit: pageLimit,
   cursor: z.string().optional(),
 });
 

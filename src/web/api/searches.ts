@@ -39,7 +39,7 @@ import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageQuery, valid } from "../validate.js";
 
 // ---------------------------------------------------------------------------------------------
 // Response types (the page imports them with `import type`).
@@ -607,10 +607,6 @@ function nodeResponse(db: SqliteDatabase, search: LoadedSearch, id: NodeId): Nod
 export const searchAddress = (id: string) => `/searches/${encodeURIComponent(id)}`;
 export const nodeAddress = (id: string, node: number) => `${searchAddress(id)}/nodes/${node}`;
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default),
-  cursor: z.string().optional(),
-});
 const searchParam = z.object({ id: z.string().min(1) });
 const nodeParam = z.object({
   id: z.string().min(1),
@@ -629,7 +625,7 @@ function routes(view: StoreView): Hono {
   const cache = new SearchCache();
   const notFound = (id: string) => ({ error: `no search "${id}" in this store` });
   return new Hono()
-    .get("/searches", valid("query", listQuery), (c) => {
+    .get("/searches", valid("query", pageQuery), (c) => {
       const { limit, cursor } = c.req.valid("query");
       const db = view.db;
       if (db === undefined) return c.json({ items: [], nextCursor: null } as SearchesResponse);

@@ -26,7 +26,7 @@ import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
-import { PAGE, valid } from "../validate.js";
+import { pageQuery, valid } from "../validate.js";
 
 /** A metric column of training_steps, by its field name. */
 export type StepMetric = (typeof STEP_METRICS)[number];
@@ -203,16 +203,12 @@ export function curveColumns(steps: readonly TrainingStepRow[]): TrainingCurve {
   return curve;
 }
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(PAGE.max).default(PAGE.default),
-  cursor: z.string().optional(),
-});
 const runParam = z.object({ id: z.string().min(1) });
 const runQuery = z.object({ since: z.coerce.number().int().min(0).optional() });
 
 function routes(view: StoreView): Hono {
   return new Hono()
-    .get("/training", valid("query", listQuery), async (c) => {
+    .get("/training", valid("query", pageQuery), async (c) => {
       const { limit, cursor } = c.req.valid("query");
       const after = cursor === undefined ? undefined : decodeCursor(cursor, 2);
       if (cursor !== undefined && after === undefined) {
