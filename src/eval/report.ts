@@ -37,6 +37,22 @@ export function runMetrics(
   return computeMetrics(taskOutcomes(episodes), options);
 }
 
+/** The seed `clade show` bootstraps a run's intervals with (and `clade compare`, A's). */
+export const seedOf = (run: Pick<RunRow, "config">): number =>
+  typeof run.config.seed === "number" ? run.config.seed : 0;
+
+/**
+ * What the reader of a comparison must know when the runs are on different environments (or
+ * versions of one); undefined when they are on the same.
+ */
+export function environmentsDiffer(
+  a: Pick<RunRow, "env" | "envVersion">,
+  b: Pick<RunRow, "env" | "envVersion">,
+): string | undefined {
+  if (a.env === b.env && a.envVersion === b.envVersion) return undefined;
+  return `the runs are on different environments (${a.env} v${a.envVersion} vs ${b.env} v${b.envVersion}): the same task index may be a different task`;
+}
+
 /**
  * The instruction an episode's agent was given: as stored, or for episodes stored before
  * instructions were (migration 5) the built-in environment's, when its version is the run's.
@@ -46,8 +62,16 @@ export async function episodeInstruction(
   run: Pick<RunRow, "env" | "envVersion">,
   episode: Pick<StoredEpisode, "id">,
 ): Promise<string | null> {
-  const stored = store.instruction(episode.id);
-  if (stored !== null) return stored;
+  return store.instruction(episode.id) ?? (await builtInInstruction(run));
+}
+
+/**
+ * The built-in environment's instruction, when the run's environment is built in and its version
+ * is the run's: what an episode stored before instructions were (migration 5) was given.
+ */
+export async function builtInInstruction(
+  run: Pick<RunRow, "env" | "envVersion">,
+): Promise<string | null> {
   // Loaded only when needed: the environments' infos are not needed to list runs.
   const { findEnvInfo } = await import("../env/infos.js");
   const info = findEnvInfo(run.env);

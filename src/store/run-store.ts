@@ -766,6 +766,11 @@ export class RunStore {
    * earlier call share that call's message objects (read them, do not mutate them).
    */
   calls(episodeId: number): ModelCallRecord[] {
+    return this.callRows(episodeId).map((row) => row.call);
+  }
+
+  /** The model calls of one episode as `calls` gives them, each with its row id. */
+  callRows(episodeId: number): { id: number; call: ModelCallRecord }[] {
     const rows = this.statements.selectCalls.all(episodeId) as ModelCallRowRaw[];
     try {
       // Each base is an earlier row of the episode, so one pass in order rebuilds every request.
@@ -773,7 +778,7 @@ export class RunStore {
       return rows.map((row) => {
         const call = this.toCall(row, whole);
         whole.set(row.id, call.request);
-        return call;
+        return { id: row.id, call };
       });
     } catch (error) {
       throw new DamagedEpisodeError(

@@ -1,6 +1,6 @@
 /** `clade compare RUN_A RUN_B`: two runs' metrics side by side and what changed from A to B. */
 import { compareRuns } from "../../eval/compare.js";
-import { taskOutcomes } from "../../eval/report.js";
+import { environmentsDiffer, seedOf, taskOutcomes } from "../../eval/report.js";
 import { damagedWarning, type RunRow } from "../../store/run-store.js";
 import { type CliIo, UsageError } from "../io.js";
 import { renderComparison } from "../report.js";
@@ -26,19 +26,16 @@ export function compareCommand(
       if (damaged > 0) io.stderr(damagedWarning(run.id, damaged));
     }
     // A's seed, as `show` uses for a single run: the same command gives the same intervals.
-    const seed = typeof a.config.seed === "number" ? a.config.seed : 0;
-    const comparison = compareRuns(taskOutcomes(episodesA), taskOutcomes(episodesB), { seed });
+    const comparison = compareRuns(taskOutcomes(episodesA), taskOutcomes(episodesB), {
+      seed: seedOf(a),
+    });
     if (comparison.sharedTasks.length === 0) {
       throw new UsageError(
         `runs ${a.id} and ${b.id} share no task with a finished episode: nothing to compare`,
       );
     }
-    if (a.env !== b.env || a.envVersion !== b.envVersion) {
-      io.stderr(
-        `warning: the runs are on different environments (${a.env} v${a.envVersion} vs ` +
-          `${b.env} v${b.envVersion}): the same task index may be a different task\n`,
-      );
-    }
+    const environments = environmentsDiffer(a, b);
+    if (environments !== undefined) io.stderr(`warning: ${environments}\n`);
     if (options.json) {
       const side = (run: RunRow, metrics: typeof comparison.a) => ({
         id: run.id,

@@ -1,6 +1,6 @@
 /** `clade runs` and `clade show RUN`: what the store holds. */
 import { existsSync } from "node:fs";
-import { episodeInstruction, runMetrics } from "../../eval/report.js";
+import { episodeInstruction, runMetrics, seedOf } from "../../eval/report.js";
 import type { ModelCallRecord } from "../../model/call-record.js";
 import type { StepRecord } from "../../rollout/episode.js";
 import {
@@ -112,8 +112,7 @@ export async function showCommand(
       return await showEpisode(store, run, options.episode, options, io);
     }
     const episodes = store.episodes(runId);
-    const seed = typeof run.config.seed === "number" ? run.config.seed : 0;
-    const metrics = runMetrics(episodes, { seed });
+    const metrics = runMetrics(episodes, { seed: seedOf(run) });
     const usage = store.usageByModel(runId);
     const perEpisode = store.episodeUsage(runId);
     const notRun = episodes.filter((e) => e.outcome === "not_run").length;

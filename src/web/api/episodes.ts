@@ -11,7 +11,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { episodeInstruction } from "../../eval/report.js";
+import { builtInInstruction } from "../../eval/report.js";
 import type { ModelCallRecord } from "../../model/call-record.js";
 import type { ModelRequest, ModelResponse } from "../../model/types.js";
 import type { StepRecord } from "../../rollout/episode.js";
@@ -92,26 +92,16 @@ export const BUNDLE_LIMITS = { episodesPerRun: 2000, callBodyEpisodesPerRun: 100
 function readEpisode(
   db: SqliteDatabase,
   id: number,
-): { run: EpisodeRun; episode: StoredEpisode; problems: string[] } | undefined {
+): { run: EpisodeRun; episode: StoredEpisode } | undefined {
   const store = runStoreOn(db);
   const found = store.episode(id);
   const run = found && store.getRun(found.runId);
   if (found === undefined || run === undefined) return undefined;
   const { runId: _, ...episode } = found;
-  // A damaged row says so in its own error (shown with the episode); problems list the parts.
   return {
     run: { id: run.id, env: run.env, envVersion: run.envVersion, agent: run.agent },
     episode,
-    problems: [],
   };
-}
-
-/** The row ids of an episode's calls, in the order RunStore.calls returns the calls. */
-function callIds(db: SqliteDatabase, episodeId: number): number[] {
-  return db
-    .prepare("SELECT id FROM model_call_rows WHERE episode_id = ? ORDER BY id")
-    .pluck()
-    .all(episodeId) as number[];
 }
 
 export function summarizeCall(id: number, call: ModelCallRecord): CallSummary {
@@ -148,15 +138,16 @@ function readWhole(db: SqliteDatabase, id: number): Omit<EpisodeResponse, "total
   const found = readEpisode(db, id);
   if (found === undefined) return undefined;
   const store = runStoreOn(db);
-  const { problems } = found;
+  // A damaged row says so in its own error (shown with the episode); problems list the parts.
+  const problems: string[] = [];
   const steps = orDamaged(() => store.steps(id), problems);
-  const records = orDamaged(() => store.calls(id), problems);
-  const ids = callIds(db, id);
+  const calls = orDamaged(() => store.callRows(id), problems);
   return {
     ...found,
+    problems,
     instruction: store.instruction(id),
     steps,
-    calls: records.map((call, i) => summarizeCall(ids[i] as number, call)),
+    calls: calls.map((row) => summarizeCall(row.id, row.call)),
   };
 }
 
@@ -179,8 +170,7 @@ function routes(view: StoreView): Hono {
       if (db === undefined || read === undefined) return c.json(notFound(id), 404);
       const body: EpisodeResponse = {
         ...read,
-        instruction:
-          read.instruction ?? (await episodeInstruction(runStoreOn(db), read.run, read.episode)),
+        instruction: read.instruction ?? (await builtInInstruction(read.run)),
         totals: callTotals(read.calls),
       };
       return c.json(body);
@@ -191,12 +181,9 @@ function routes(view: StoreView): Hono {
       if (db === undefined) return c.json(notFound(id), 404);
       const episodeId = Number(id);
       // A request stored by difference is rebuilt from the calls before it in the episode.
-      const { records, ids } = db.transaction(() => ({
-        ids: callIds(db, episodeId),
-        records: runStoreOn(db).calls(episodeId),
-      }))();
-      const index = ids.indexOf(Number(callId));
-      const call = records[index];
+      const call = runStoreOn(db)
+        .callRows(episodeId)
+        .find((row) => row.id === Number(callId))?.call;
       if (call === undefined) {
         const exists = db.prepare("SELECT 1 FROM episodes WHERE id = ?").get(episodeId);
         return c.json(

@@ -15,7 +15,7 @@ import {
   successRateOf,
   type TaskOutcomes,
 } from "../../eval/metrics.js";
-import { taskOutcomes } from "../../eval/report.js";
+import { seedOf, taskOutcomes } from "../../eval/report.js";
 import type { SqliteDatabase } from "../../store/database.js";
 import {
   addCosts,
@@ -31,10 +31,6 @@ import { runStoreOn } from "../store-view.js";
 export type RunState = "running" | "complete" | "interrupted" | "killed";
 
 export const RUN_STATES: readonly RunState[] = ["running", "complete", "interrupted", "killed"];
-
-/** The seed `clade show` bootstraps a run's intervals with. */
-export const seedOf = (run: RunRow): number =>
-  typeof run.config.seed === "number" ? run.config.seed : 0;
 
 /** The state a run is in, as `clade runs` describes it (describeStatus). */
 export function runState(run: Pick<RunRow, "status" | "owner">): RunState {

@@ -7,9 +7,10 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { MetricComparison } from "../../eval/compare.js";
+import type { MetricComparison, RunComparison } from "../../eval/compare.js";
 import { normaliseError } from "../../eval/evaluation.js";
 import type { Interval, MetricsReport, TaskOutcomes } from "../../eval/metrics.js";
+import { environmentsDiffer } from "../../eval/report.js";
 import type { SqliteDatabase } from "../../store/database.js";
 import {
   addCosts,
@@ -26,7 +27,6 @@ import { runStoreOn, type StoreView } from "../store-view.js";
 import { pageLimit, pageQuery, valid } from "../validate.js";
 import {
   type CountedRun,
-  type compareTasks,
   countedRuns,
   listSuccessRate,
   type OutcomeCounts,
@@ -34,6 +34,7 @@ import {
   RUN_STATES,
   type RunMetrics,
   type RunState,
+  runCost,
   runState,
 } from "./runs-read.js";
 
@@ -554,7 +555,7 @@ export function compareRows(
   });
 }
 
-type RunComparisonMoved = ReturnType<typeof compareTasks>["moved"];
+type RunComparisonMoved = RunComparison["moved"];
 
 const FLIP_DEFINITIONS = {
   flipped:
@@ -580,7 +581,7 @@ function routes(view: StoreView): Hono {
     1024,
   );
   const compareCache = new FingerprintCache<{
-    comparison: ReturnType<typeof compareTasks>;
+    comparison: RunComparison;
     rows: CompareTaskRow[];
   }>(16);
 
@@ -628,7 +629,7 @@ function routes(view: StoreView): Hono {
           fingerprint,
           () => ({
             successRate: listSuccessRate(db, run),
-            cost: addCosts(runStoreOn(db).usageByModel(run.id)),
+            cost: runCost(db, run.id),
           }),
           state === "running",
         ).value;
@@ -744,11 +745,8 @@ function routes(view: StoreView): Hono {
       );
       const after = cursor ? shown.filter((r) => r.task > (cursor[0] as number)) : shown;
       const warnings: string[] = [];
-      if (a.run.env !== b.run.env || a.run.envVersion !== b.run.envVersion) {
-        warnings.push(
-          `the runs are on different environments (${a.run.env} v${a.run.envVersion} vs ${b.run.env} v${b.run.envVersion}): the same task index may be a different task`,
-        );
-      }
+      const environments = environmentsDiffer(a.run, b.run);
+      if (environments !== undefined) warnings.push(environments);
       if (comparison.sharedTasks.length === 0) {
         warnings.push("the runs share no task with a finished episode: nothing to compare");
       }
