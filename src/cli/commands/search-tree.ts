@@ -17,19 +17,18 @@ import { branchFileOf, type Recipe, recipeOf, recipeText } from "../../improve/r
 import { isMethod, type Method } from "../../improve/search/policies/index.js";
 import { lowerQuantile, type SearchPolicy } from "../../improve/search/policy.js";
 import type { Scenario } from "../../improve/search/simulation/scenario.js";
-import { foldStoredSearch, storedSearchKind } from "../../improve/search/stored.js";
+import {
+  costFields,
+  foldStoredSearch,
+  type NodeCost,
+  nodeSpending,
+  pathTo,
+  storedSearchKind,
+} from "../../improve/search/stored.js";
 import { cladeMean, type NodeId, ROOT, type SearchTree } from "../../improve/search/tree.js";
 import { rootFilesOf } from "../../improve/selfmod/evolution.js";
 import { AgentLineage } from "../../improve/selfmod/lineage.js";
-import type { CostFields } from "../../store/run-store.js";
-import {
-  type JsonValue,
-  type SearchEvent,
-  type SearchRow,
-  SearchStore,
-  type WorkUsage,
-  workCost,
-} from "../../store/search-log.js";
+import { type SearchEvent, type SearchRow, SearchStore, workCost } from "../../store/search-log.js";
 import { type CliIo, UsageError } from "../io.js";
 import { formatCost } from "../report.js";
 
@@ -41,9 +40,6 @@ export interface SearchReadOptions {
 export interface BestOptions extends SearchReadOptions {
   out?: string;
 }
-
-const _isRecord = (value: unknown): value is Record<string, JsonValue> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A stored search folded back into its tree, with what the reports need. */
 interface LoadedSearch {
@@ -120,35 +116,9 @@ export interface TreeNodeJson {
   chosen: boolean;
 }
 
-/** A cost for JSON: the priced part rounded (null when nothing was priced), `unpriced` if so. */
-function costJson(usage: Pick<WorkUsage, "costUsd" | "unpriced">): CostFields {
-  const { costUsd, unpriced } = workCost(usage);
-  return {
-    costUsd: costUsd === null ? null : round(costUsd, 6),
-    ...(unpriced ? { unpriced } : {}),
-  };
-}
-
 function treeNodes(search: LoadedSearch): TreeNodeJson[] {
   const { tree, events } = search;
-  const cost = new Array<number>(tree.size).fill(0);
-  const unpriced = new Array<boolean>(tree.size).fill(false);
-  const failed = new Array<number>(tree.size).fill(0);
-  const add = (array: number[], id: number, value: number) => {
-    array[id] = (array[id] as number) + value;
-  };
-  const spend = (id: number, usage: WorkUsage) => {
-    add(cost, id, usage.costUsd);
-    if (usage.unpriced) unpriced[id] = true;
-  };
-  for (const event of events) {
-    if (event.type === "improvement_finished") spend(event.node, event.usage);
-    else if (event.type === "evaluation_finished") spend(event.node, event.usage);
-    else if (event.type === "improvement_failed") {
-      add(failed, event.parent, 1);
-      spend(event.parent, event.usage);
-    }
-  }
+  const { spent, failed } = nodeSpending(tree, events);
   return tree.nodes.map((node) => {
     const cmp = cladeMean(node);
     return {
@@ -164,10 +134,7 @@ function treeNodes(search: LoadedSearch): TreeNodeJson[] {
       pending: node.pending,
       errors: node.errors,
       failedImprovements: failed[node.id] as number,
-      ...costJson({
-        costUsd: cost[node.id] as number,
-        ...(unpriced[node.id] ? { unpriced: true } : {}),
-      }),
+      ...costFields(spent[node.id] as NodeCost),
       createdAtT: node.createdAtT,
       quality: trueQuality(search, node.id),
       ...(isTraining(search) ? { recipe: recipeOf(node.data) } : {}),
@@ -234,7 +201,7 @@ export function treeCommand(runId: string, options: SearchReadOptions, io: CliIo
         stopReason: search.row.stopReason,
         epsilon: search.epsilon,
         t: search.tree.t,
-        ...costJson(search.tree.usage),
+        ...costFields(search.tree.usage),
         nodes: nodes.map(({ chosen: _, ...node }) => node),
         best: search.chosen,
       })}\n`,
@@ -293,8 +260,6 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
   let best: Record<string, unknown> | null = null;
   if (chosen !== null) {
     const node = tree.node(chosen);
-    const path: NodeId[] = [];
-    for (let at: NodeId | null = chosen; at !== null; at = tree.node(at).parent) path.unshift(at);
     best = {
       node: chosen,
       s: node.s,
@@ -302,7 +267,7 @@ export function bestCommand(runId: string, options: BestOptions, io: CliIo): num
       lowerQuantile: round(lowerQuantile(node, epsilon)),
       mean: round((1 + node.s) / (2 + node.s + node.f)),
       depth: node.depth,
-      path,
+      path: pathTo(tree, chosen),
       quality: trueQuality(search, chosen),
       ...(isTraining(search)
         ? { recipe: recipeOf(node.data), file: branchFileOf(node.data, trainingDir(search)) }

@@ -117,5 +117,5 @@ export function replayCycle(
 export const storedGeometrySchema = z.object({
   tasks: z.array(z.object({ label: z.string() })).min(2),
   ranges: z.array(z.object({ min: z.number(), max: z.number() })),
-  bins: z.number().int().min(1),
+  bins: z.number().int().min(2),
 });

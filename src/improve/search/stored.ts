@@ -5,7 +5,13 @@
  */
 import type { EnvInfo } from "../../env/types.js";
 import { parseTaskRange } from "../../eval/task-range.js";
-import type { JsonValue, SearchEvent } from "../../store/search-log.js";
+import type { CostFields } from "../../store/run-store.js";
+import {
+  type JsonValue,
+  type SearchEvent,
+  type WorkUsage,
+  workCost,
+} from "../../store/search-log.js";
 import { createPolicy, isMethod, type Method } from "./policies/index.js";
 import type { SearchPolicy } from "./policy.js";
 import { createSimulatedWork } from "./simulation/process.js";
@@ -106,4 +112,49 @@ export function foldStoredSearch(
     method: found?.method ?? null,
     policy: found?.policy ?? null,
   };
+}
+
+/** The dollars of a node's work: the summed price, and whether some of it had none. */
+export type NodeCost = Pick<WorkUsage, "costUsd" | "unpriced">;
+
+/**
+ * What each node's work cost, by node id: its making and its evaluations, and the improvements
+ * of it that gave no child (charged to the parent); and how many of those failed, per parent.
+ */
+export function nodeSpending(
+  tree: SearchTree,
+  events: readonly SearchEvent[],
+): { spent: NodeCost[]; failed: number[] } {
+  const spent = tree.nodes.map((): NodeCost => ({ costUsd: 0 }));
+  const failed = new Array<number>(tree.size).fill(0);
+  const spend = (id: number, usage: WorkUsage) => {
+    const at = spent[id] as NodeCost;
+    at.costUsd += usage.costUsd;
+    if (usage.unpriced) at.unpriced = true;
+  };
+  for (const event of events) {
+    if (event.type === "improvement_finished" || event.type === "evaluation_finished") {
+      spend(event.node, event.usage);
+    } else if (event.type === "improvement_failed") {
+      spend(event.parent, event.usage);
+      failed[event.parent] = (failed[event.parent] as number) + 1;
+    }
+  }
+  return { spent, failed };
+}
+
+/** A cost as reports give it: the priced part rounded (null when nothing was priced), `unpriced`. */
+export function costFields(usage: NodeCost): CostFields {
+  const { costUsd, unpriced } = workCost(usage);
+  return {
+    costUsd: costUsd === null ? null : Number(costUsd.toFixed(6)),
+    ...(unpriced ? { unpriced } : {}),
+  };
+}
+
+/** The node ids from the root down to `id`. */
+export function pathTo(tree: SearchTree, id: NodeId): NodeId[] {
+  const path: NodeId[] = [];
+  for (let at: NodeId | null = id; at !== null; at = tree.node(at).parent) path.unshift(at);
+  return path;
 }

@@ -35,6 +35,7 @@ import {
 import {
   applyReviews,
   checkReviewValue,
+  fieldValue,
   openItems,
   ReviewValueError,
   reviewsByPosition,
@@ -51,6 +52,7 @@ import type { SqliteDatabase } from "../../store/database.js";
 import {
   type ConversationStatus,
   type GoalRunCounts,
+  type GoalRunRow,
   type GoalRunStatus,
   GoalStore,
   type StoredConversation,
@@ -60,6 +62,7 @@ import {
 import type { JsonValue } from "../../store/search-log.js";
 import { apiPath } from "../api-path.js";
 import { type CursorKey, decodeCursor, page } from "../cursor.js";
+import { FingerprintCache } from "../fingerprint-cache.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
 import { pageQuery, valid } from "../validate.js";
@@ -265,43 +268,37 @@ const codesOf = (taxonomy: Taxonomy): CauseCode[] =>
 function disagreementsOf(labels: readonly (TurnLabel | null)[]): LabelField[] {
   const given = labels.filter((l): l is TurnLabel => l !== null);
   if (given.length < 2) return [];
-  const value = (l: TurnLabel, f: LabelField) =>
-    f === "is_new_goal" ? String(l.is_new_goal) : f === "quality" ? l.quality : (l.rcof ?? "-");
-  return LABEL_FIELDS.filter((f) => new Set(given.map((l) => value(l, f))).size > 1);
+  return LABEL_FIELDS.filter((f) => new Set(given.map((l) => fieldValue(l, f))).size > 1);
 }
 
 const asLabels = (value: JsonValue | null) => (value ?? []) as unknown as TurnLabel[];
 const asQueue = (value: JsonValue | null) => (value ?? []) as unknown as ReviewItem[];
 
-/**
- * The reports of one view's evaluations, each rebuilt only when its rows changed: its status,
- * verdicts and reviews (one short query says whether they did).
- */
-class ReportCache {
-  readonly #reports = new Map<string, { stamp: string; report: GoalReport }>();
+/** Reports kept: a list page shows 50 evaluations at most by default. */
+const REPORTS_KEPT = 200;
 
-  report(store: GoalStore, runId: string): GoalReport {
-    const stamp = JSON.stringify(
-      store.db
-        .prepare(
-          `SELECT r.updated_at,
-             (SELECT json_array(COUNT(*), SUM(status = 'judged'), SUM(status = 'errored'),
-                MAX(judged_at)) FROM goal_conversations c WHERE c.run_id = r.id),
-             (SELECT MAX(id) FROM goal_reviews v WHERE v.run_id = r.id)
-           FROM goal_runs r WHERE r.id = ?`,
-        )
-        .raw()
-        .get(runId),
-    );
-    const cached = this.#reports.get(runId);
-    if (cached?.stamp === stamp) return cached.report;
-    const report = buildGoalReport(store, runId);
-    this.#reports.delete(runId);
-    this.#reports.set(runId, { stamp, report });
-    // Keep the most recently built few: a list page shows 50 evaluations at most by default.
-    if (this.#reports.size > 200) this.#reports.delete(this.#reports.keys().next().value as string);
-    return report;
-  }
+/**
+ * An evaluation's report, rebuilt only when its rows changed: its status, verdicts and reviews
+ * (one short query says whether they did).
+ */
+function reportOf(
+  cache: FingerprintCache<GoalReport>,
+  store: GoalStore,
+  runId: string,
+): GoalReport {
+  const stamp = JSON.stringify(
+    store.db
+      .prepare(
+        `SELECT r.updated_at,
+           (SELECT json_array(COUNT(*), SUM(status = 'judged'), SUM(status = 'errored'),
+              MAX(judged_at)) FROM goal_conversations c WHERE c.run_id = r.id),
+           (SELECT MAX(id) FROM goal_reviews v WHERE v.run_id = r.id)
+         FROM goal_runs r WHERE r.id = ?`,
+      )
+      .raw()
+      .get(runId),
+  );
+  return cache.get(runId, stamp, () => buildGoalReport(store, runId)).value;
 }
 
 /** The figure a list shows for an evaluation: the judges' GSR, else the ground truth's. */
@@ -311,10 +308,8 @@ function headlineOf(report: GoalReport): { gsr: Rate | null; basis: LabelBasis |
   return { gsr: null, basis: null };
 }
 
-function runItem(store: GoalStore, cache: ReportCache, runId: string): GoalRunItem | undefined {
-  const run = store.getRun(runId);
-  if (!run) return undefined;
-  const report = cache.report(store, runId);
+/** An evaluation as the list shows it, from its row and its report. */
+function runItem(run: GoalRunRow, report: GoalReport): GoalRunItem {
   const { gsr, basis } = headlineOf(report);
   return {
     id: run.id,
@@ -334,7 +329,7 @@ function runItem(store: GoalStore, cache: ReportCache, runId: string): GoalRunIt
 /** Newest first; the cursor is the last row's (created_at, id). */
 function listRuns(
   store: GoalStore,
-  cache: ReportCache,
+  cache: FingerprintCache<GoalReport>,
   limit: number,
   after: CursorKey | undefined,
 ): GoalListResponse {
@@ -346,7 +341,10 @@ function listRuns(
     .all(...(after ?? []), limit + 1) as { id: string; created_at: string }[];
   const { items, nextCursor } = page(rows, limit, (row) => [row.created_at, row.id]);
   return {
-    items: items.flatMap((row) => runItem(store, cache, row.id) ?? []),
+    items: items.flatMap((row) => {
+      const run = store.getRun(row.id);
+      return run ? [runItem(run, reportOf(cache, store, row.id))] : [];
+    }),
     nextCursor,
   };
 }
@@ -394,12 +392,13 @@ interface ConversationRowRaw {
 
 function listConversations(
   store: GoalStore,
-  runId: string,
+  run: GoalRunRow,
   status: z.infer<typeof conversationsQuery>["status"],
   limit: number,
   after: CursorKey | undefined,
 ): ConversationListResponse {
-  const { judges } = readRunConfig(store.getRun(runId)?.config ?? {}, runId);
+  const runId = run.id;
+  const { judges } = readRunConfig(run.config, runId);
   const reviewsBy = reviewsByPosition(store.reviews(runId));
   const filter =
     status === undefined
@@ -470,12 +469,12 @@ function judgeColumns(
 
 function conversationView(
   store: GoalStore,
-  runId: string,
+  run: GoalRunRow,
   position: number,
 ): ConversationResponse | undefined {
-  const run = store.getRun(runId);
+  const runId = run.id;
   const row = store.conversation(runId, position);
-  if (!run || !row) return undefined;
+  if (!row) return undefined;
   const { judges, taxonomy } = readRunConfig(run.config, runId);
   const parsed = conversationSchema.safeParse(row.conversation);
   const conversation = parsed.success ? parsed.data : undefined;
@@ -566,13 +565,13 @@ function conversationView(
  */
 function queueOf(
   store: GoalStore,
-  runId: string,
+  run: GoalRunRow,
   all: boolean,
   limit: number,
   after: CursorKey | undefined,
 ): QueueResponse {
-  const run = store.getRun(runId);
-  const { judges, taxonomy } = readRunConfig(run?.config ?? {}, runId);
+  const runId = run.id;
+  const { judges, taxonomy } = readRunConfig(run.config, runId);
   const reviewsBy = reviewsByPosition(store.reviews(runId));
   const key = (item: QueueItem): CursorKey => [
     item.position,
@@ -640,7 +639,7 @@ const notFound = (id: string) => ({ error: `no goal evaluation "${id}"` });
 const badCursor = { error: "query.cursor: not a cursor this server gave" };
 
 function routes(view: StoreView): Hono {
-  const cache = new ReportCache();
+  const cache = new FingerprintCache<GoalReport>(REPORTS_KEPT);
   // One GoalStore per connection: it prepares each statement once.
   const stores = new WeakMap<SqliteDatabase, GoalStore>();
   /** The store's goal tables, or undefined while there is no store. */
@@ -669,14 +668,14 @@ function routes(view: StoreView): Hono {
     .get("/goals/:id", valid("param", runParam), (c) => {
       const { id } = c.req.valid("param");
       const store = goalStore();
-      const run = store && runItem(store, cache, id);
+      const run = store?.getRun(id);
       if (!store || !run) return c.json(notFound(id), 404);
-      const config = store.getRun(id)?.config ?? {};
+      const report = reportOf(cache, store, id);
       const body: GoalRunResponse = {
-        run,
-        config,
-        codes: codesOf(readRunConfig(config, id).taxonomy),
-        report: cache.report(store, id) as AsJson<GoalReport>,
+        run: runItem(run, report),
+        config: run.config,
+        codes: codesOf(readRunConfig(run.config, id).taxonomy),
+        report: report as AsJson<GoalReport>,
       };
       return c.json(body);
     })
@@ -690,16 +689,18 @@ function routes(view: StoreView): Hono {
         const after = cursor === undefined ? undefined : decodeCursor(cursor, 1);
         if (cursor !== undefined && after === undefined) return c.json(badCursor, 400);
         const store = goalStore();
-        if (!store?.getRun(id)) return c.json(notFound(id), 404);
-        const body: ConversationListResponse = listConversations(store, id, status, limit, after);
+        const run = store?.getRun(id);
+        if (!store || !run) return c.json(notFound(id), 404);
+        const body: ConversationListResponse = listConversations(store, run, status, limit, after);
         return c.json(body);
       },
     )
     .get("/goals/:id/conversations/:position", valid("param", conversationParam), (c) => {
       const { id, position } = c.req.valid("param");
       const store = goalStore();
-      if (!store?.getRun(id)) return c.json(notFound(id), 404);
-      const body = conversationView(store, id, position);
+      const run = store?.getRun(id);
+      if (!store || !run) return c.json(notFound(id), 404);
+      const body = conversationView(store, run, position);
       if (!body) {
         return c.json({ error: `goal evaluation "${id}" has no conversation ${position}` }, 404);
       }
@@ -716,8 +717,9 @@ function routes(view: StoreView): Hono {
         return c.json(badCursor, 400);
       }
       const store = goalStore();
-      if (!store?.getRun(id)) return c.json(notFound(id), 404);
-      const body: QueueResponse = queueOf(store, id, all === "true", limit, after);
+      const run = store?.getRun(id);
+      if (!store || !run) return c.json(notFound(id), 404);
+      const body: QueueResponse = queueOf(store, run, all === "true", limit, after);
       return c.json(body);
     })
     .post(
@@ -765,7 +767,7 @@ function routes(view: StoreView): Hono {
             return c.json({ error: `json.value: ${error.message}` }, 400);
           throw error;
         }
-        const before = cache.report(store, id);
+        const before = reportOf(cache, store, id);
         const reviewId = view.write((db) =>
           (stores.get(db) ?? new GoalStore(db)).addReview(id, {
             position: input.position,
@@ -776,7 +778,7 @@ function routes(view: StoreView): Hono {
             ...(input.note ? { note: input.note } : {}),
           }),
         );
-        const after = cache.report(store, id);
+        const after = reportOf(cache, store, id);
         const review = store.reviews(id).find((r) => r.id === reviewId) as StoredReview;
         const figure = (rate: Rate | undefined) => (rate ?? null) as GsrFigure | null;
         const body: ReviewResponse = {

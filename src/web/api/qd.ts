@@ -39,6 +39,7 @@ import { type QdStatus, QdStore } from "../../store/qd-log.js";
 import type { JsonValue } from "../../store/search-log.js";
 import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
+import { FingerprintCache } from "../fingerprint-cache.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
 import { pageQuery, valid } from "../validate.js";
@@ -346,28 +347,6 @@ interface Replayed {
   records: CycleRecord[];
 }
 
-/** The most recently used replays, oldest evicted first. */
-class ReplayCache {
-  readonly #entries = new Map<string, Replayed>();
-  constructor(private readonly size: number) {}
-
-  get(key: string, make: () => Replayed): Replayed {
-    const held = this.#entries.get(key);
-    if (held !== undefined) {
-      this.#entries.delete(key);
-      this.#entries.set(key, held);
-      return held;
-    }
-    const made = make();
-    this.#entries.set(key, made);
-    for (const oldest of this.#entries.keys()) {
-      if (this.#entries.size <= this.size) break;
-      this.#entries.delete(oldest);
-    }
-    return made;
-  }
-}
-
 /** A replay of up to a few thousand records costs milliseconds to tens; 16 cover a slider's drag. */
 const REPLAYS_KEPT = 16;
 
@@ -401,21 +380,21 @@ function archiveCells(
   records: readonly CycleRecord[],
   binsOf: (scores: readonly number[]) => number[],
 ): QdCell[] {
-  const best = new Map<string, QdCell>();
-  for (const [key, elite] of heatMapElites(archive)) {
-    best.set(key, {
-      row: elite.cell[0] as number,
-      column: elite.cell[1] ?? 0,
-      cell: [...elite.cell],
-      id: elite.id,
-      quality: elite.quality,
-      scores: [...elite.scores],
-      bins: binsOf(elite.scores),
-      generation: elite.generation,
-      origin: originOf(records, elite.generation, elite.id).origin,
-    });
-  }
-  return [...best.values()].sort((a, b) => a.row - b.row || a.column - b.column);
+  return [...heatMapElites(archive).values()]
+    .map(
+      (elite): QdCell => ({
+        row: elite.cell[0] as number,
+        column: elite.cell[1] ?? 0,
+        cell: [...elite.cell],
+        id: elite.id,
+        quality: elite.quality,
+        scores: [...elite.scores],
+        bins: binsOf(elite.scores),
+        generation: elite.generation,
+        origin: originOf(records, elite.generation, elite.id).origin,
+      }),
+    )
+    .sort((a, b) => a.row - b.row || a.column - b.column);
 }
 
 /** Where an agent configuration's or a policy's file is kept by `clade qd` without --dir. */
@@ -454,7 +433,7 @@ const generationQuery = z.object({ generation: z.coerce.number().int().min(0).op
 type Failure = { error: string; status: 404 | 409 };
 
 function routes(view: StoreView): Hono {
-  const replays = new ReplayCache(REPLAYS_KEPT);
+  const replays = new FingerprintCache<Replayed>(REPLAYS_KEPT);
 
   /** The run's configuration and the replayed state at generation g (the last by default). */
   function replayAt(
@@ -475,15 +454,16 @@ function routes(view: StoreView): Hono {
       return { error: `CycleQD run "${id}" has generations 0-${last}`, status: 404 };
     }
     try {
-      // A generation's record is written once, so (run, creation, generation) names one state.
+      // A generation's record is written once, so (run, creation, generation) names one state:
+      // the key alone says whether a replay is still good (no fingerprint).
       const key = JSON.stringify([id, run.item.createdAt, generation]);
-      const replayed = replays.get(key, () => {
+      const replayed = replays.get(key, "", () => {
         const records = new QdStore(db)
           .generations(id, generation)
           .map((row) => parseCycleRecord(row.record, row.generation));
         const { ranges, bins } = geometry;
         return { state: replayCycle({ ranges, bins }, records), records };
-      });
+      }).value;
       return { item: run.item, geometry, generation, replayed };
     } catch (failure) {
       return { error: `CycleQD run "${id}": ${(failure as Error).message}`, status: 409 };

@@ -19,8 +19,12 @@ import { recipeOf, recipeText } from "../../improve/rl/branches.js";
 import { lowerQuantile, type SearchPolicy } from "../../improve/search/policy.js";
 import type { Scenario } from "../../improve/search/simulation/scenario.js";
 import {
+  costFields,
   type FoldedSearch,
   foldStoredSearch,
+  type NodeCost,
+  nodeSpending,
+  pathTo,
   storedSearchKind,
 } from "../../improve/search/stored.js";
 import { cladeMean, type NodeId, ownMean, type SearchTree } from "../../improve/search/tree.js";
@@ -32,11 +36,10 @@ import {
   type SearchEvent,
   type SearchRow,
   SearchStore,
-  type WorkUsage,
-  workCost,
 } from "../../store/search-log.js";
 import { apiPath } from "../api-path.js";
 import { decodeCursor, page } from "../cursor.js";
+import { FingerprintCache } from "../fingerprint-cache.js";
 import type { ApiModule, Chosen } from "../server.js";
 import type { StoreView } from "../store-view.js";
 import { pageQuery, valid } from "../validate.js";
@@ -264,14 +267,6 @@ function labelOf(kind: SearchKind, data: JsonValue): string | null {
   return null;
 }
 
-function costOf(usage: Pick<WorkUsage, "costUsd" | "unpriced">): Cost {
-  const { costUsd, unpriced } = workCost(usage);
-  return {
-    costUsd: costUsd === null ? null : round(costUsd, 6),
-    ...(unpriced ? { unpriced } : {}),
-  };
-}
-
 const durationOf = (ms: number) => (Number.isFinite(ms) ? ms : null);
 
 /** Every node as the page draws it, and the improvements that gave no child. */
@@ -281,26 +276,16 @@ function treeNodes(
   events: readonly SearchEvent[],
   chosen: NodeId | null,
 ): { nodes: TreeNode[]; failed: FailedImprovement[] } {
-  const spent = tree.nodes.map((): WorkUsage => ({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
-  const failedBy = new Array<number>(tree.size).fill(0);
+  const { spent, failed: failedBy } = nodeSpending(tree, events);
   const failed: FailedImprovement[] = [];
-  const spend = (id: number, usage: WorkUsage) => {
-    const at = spent[id] as WorkUsage;
-    at.costUsd += usage.costUsd;
-    if (usage.unpriced) at.unpriced = true;
-  };
   for (const event of events) {
-    if (event.type === "improvement_finished" || event.type === "evaluation_finished") {
-      spend(event.node, event.usage);
-    } else if (event.type === "improvement_failed") {
-      spend(event.parent, event.usage);
-      failedBy[event.parent] = (failedBy[event.parent] as number) + 1;
+    if (event.type === "improvement_failed") {
       failed.push({
         work: event.work,
         parent: event.parent,
         reason: event.reason,
         durationMs: durationOf(event.durationMs),
-        ...costOf(event.usage),
+        ...costFields(event.usage),
       });
     }
   }
@@ -336,7 +321,7 @@ function treeNodes(
       quality: typeof p === "number" ? round(p) : null,
       label: labelOf(kind, data),
       chosen: node.id === chosen,
-      ...costOf(spent[node.id] as WorkUsage),
+      ...costFields(spent[node.id] as NodeCost),
     };
   });
   return { nodes, failed };
@@ -370,37 +355,25 @@ function loadSearch(db: SqliteDatabase, id: string): LoadedSearch | undefined {
  * sequence number, both read through the primary keys (a running search's stamp moves, the
  * others stay cached).
  */
-class SearchCache {
-  readonly #entries = new Map<string, { stamp: string; search: LoadedSearch }>();
-  static readonly SIZE = 32;
-
-  get(db: SqliteDatabase, id: string): LoadedSearch | undefined {
-    const stamp = db
-      .prepare(
-        `SELECT updated_at || '|' || status || '|' ||
-           coalesce((SELECT MAX(seq) FROM search_events WHERE search_id = searches.id), -1)
-         FROM searches WHERE id = ?`,
-      )
-      .pluck()
-      .get(id) as string | undefined;
-    if (stamp === undefined) return undefined;
-    const kept = this.#entries.get(id);
-    if (kept?.stamp === stamp) {
-      this.#entries.delete(id);
-      this.#entries.set(id, kept); // most recently used last
-      return kept.search;
-    }
-    const search = loadSearch(db, id);
-    if (search === undefined) return undefined;
-    this.#entries.delete(id);
-    this.#entries.set(id, { stamp, search });
-    if (this.#entries.size > SearchCache.SIZE) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
-    }
-    return search;
-  }
+function cachedSearch(
+  cache: FingerprintCache<LoadedSearch | undefined>,
+  db: SqliteDatabase,
+  id: string,
+): LoadedSearch | undefined {
+  const stamp = db
+    .prepare(
+      `SELECT updated_at || '|' || status || '|' ||
+         coalesce((SELECT MAX(seq) FROM search_events WHERE search_id = searches.id), -1)
+       FROM searches WHERE id = ?`,
+    )
+    .pluck()
+    .get(id) as string | undefined;
+  if (stamp === undefined) return undefined;
+  return cache.get(id, stamp, () => loadSearch(db, id)).value;
 }
+
+/** How many folded searches are kept. */
+const SEARCHES_KEPT = 32;
 
 function summaryOf(search: LoadedSearch): SearchSummary {
   const { row, tree, chosen } = search;
@@ -421,7 +394,7 @@ function summaryOf(search: LoadedSearch): SearchSummary {
     },
     finalChoice: chosen,
     bestMean: chosenMean,
-    ...costOf(tree.usage),
+    ...costFields(tree.usage),
   };
 }
 
@@ -465,12 +438,6 @@ function shownConfig(config: Record<string, JsonValue>): Record<string, JsonValu
   return { ...config, agent: { ...agent, files: Object.keys(agent.files) } };
 }
 
-function pathTo(tree: SearchTree, id: NodeId): NodeId[] {
-  const path: NodeId[] = [];
-  for (let at: NodeId | null = id; at !== null; at = tree.node(at).parent) path.unshift(at);
-  return path;
-}
-
 function finalChoiceOf(search: LoadedSearch): FinalChoice | null {
   const { chosen, tree, epsilon } = search;
   if (chosen === null) return null;
@@ -502,7 +469,7 @@ function searchResponse(search: LoadedSearch): SearchResponse {
       inputTokens: tree.usage.inputTokens,
       outputTokens: tree.usage.outputTokens,
       workMs: Math.round(tree.workMs),
-      ...costOf(tree.usage),
+      ...costFields(tree.usage),
     },
     nodes: search.nodes,
     failed: search.failed,
@@ -553,7 +520,7 @@ function nodeEvaluations(
         reason: event.reason,
         durationMs: durationOf(event.durationMs),
         episodeId: episodes.get(event.task) ?? null,
-        ...costOf(event.usage),
+        ...costFields(event.usage),
       });
     }
   }
@@ -584,7 +551,7 @@ function nodeResponse(db: SqliteDatabase, search: LoadedSearch, id: NodeId): Nod
           durationMs: durationOf(made.durationMs),
           inputTokens: made.usage.inputTokens,
           outputTokens: made.usage.outputTokens,
-          ...costOf(made.usage),
+          ...costFields(made.usage),
         }
       : null,
     patch: typeof patch === "string" ? patch : null,
@@ -622,7 +589,7 @@ interface ListRow {
 }
 
 function routes(view: StoreView): Hono {
-  const cache = new SearchCache();
+  const cache = new FingerprintCache<LoadedSearch | undefined>(SEARCHES_KEPT);
   const notFound = (id: string) => ({ error: `no search "${id}" in this store` });
   return new Hono()
     .get("/searches", valid("query", pageQuery), (c) => {
@@ -654,7 +621,7 @@ function routes(view: StoreView): Hono {
       const body: SearchesResponse = {
         items: items.flatMap((row) => {
           try {
-            const search = cache.get(db, row.id);
+            const search = cachedSearch(cache, db, row.id);
             return search ? [summaryOf(search)] : [];
           } catch (error) {
             if (!(error instanceof StoreError)) throw error;
@@ -668,14 +635,14 @@ function routes(view: StoreView): Hono {
     .get("/searches/:id", valid("param", searchParam), (c) => {
       const { id } = c.req.valid("param");
       const db = view.db;
-      const search = db === undefined ? undefined : cache.get(db, id);
+      const search = db === undefined ? undefined : cachedSearch(cache, db, id);
       if (search === undefined) return c.json(notFound(id), 404);
       return c.json(searchResponse(search));
     })
     .get("/searches/:id/nodes/:node", valid("param", nodeParam), (c) => {
       const { id, node } = c.req.valid("param");
       const db = view.db;
-      const search = db === undefined ? undefined : cache.get(db, id);
+      const search = db === undefined ? undefined : cachedSearch(cache, db, id);
       if (db === undefined || search === undefined) return c.json(notFound(id), 404);
       if (node >= search.tree.size) {
         return c.json(
