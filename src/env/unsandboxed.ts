@@ -14,3 +14,8 @@ export function unsandboxedInfo(info: EnvInfo, what: string): EnvInfo {
     description: `UNSANDBOXED (${SANDBOX_MODE_VARIABLE}=none): ${what} runs as a plain child process. ${info.description}`,
   };
 }
+
+/** The version `version` has under the sandbox: without the unsandboxed mark (the same data). */
+export function sandboxedVersion(version: string): string {
+  return version.replace(UNSANDBOXED_VERSION_SUFFIX, "");
+}

@@ -4,9 +4,9 @@
  * (`--blade-dir`) or runtime. Agents that need the task's data (the reference solver, the
  * naive baseline) find the source of a run's environment through `bladeSourceOf`.
  */
-import { defaultSandboxMode, UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
+import { defaultSandboxMode } from "../../sandbox/mode.js";
 import type { ActionSampler, EnvInfo, SamplingEnvDefinition } from "../types.js";
-import { unsandboxedInfo } from "../unsandboxed.js";
+import { sandboxedVersion, unsandboxedInfo } from "../unsandboxed.js";
 import { BladeEnv, bladeEnvInfo } from "./env.js";
 import { requirePythonRuntime } from "./runtime/availability.js";
 import type { RuntimeLimits, RuntimeName } from "./runtime/types.js";
@@ -16,7 +16,7 @@ import { type BladeTaskSource, bladeTaskSource, OWN_DATASETS_DIR } from "./tasks
 const sources = new Map<string, BladeTaskSource>();
 /** A source's key: the version without the unsandboxed mark (the same data either way). */
 const key = (info: Pick<EnvInfo, "name" | "version">) =>
-  `${info.name}@${info.version.replace(UNSANDBOXED_VERSION_SUFFIX, "")}`;
+  `${info.name}@${sandboxedVersion(info.version)}`;
 
 /** The metadata under the current sandbox mode: unsandboxed runs are marked in the version. */
 function withSandboxMode(info: EnvInfo): EnvInfo {

@@ -39,6 +39,11 @@ function contentDigest(root: string, datasets: readonly string[]): string {
   return hash.digest("hex").slice(0, 12);
 }
 
+/** The runtime of a folder of datasets: `runtime` if given, else sql for clade's own, else python. */
+export function defaultRuntime(root: string, runtime?: RuntimeName): RuntimeName {
+  return runtime ?? (resolve(root) === OWN_DATASETS_DIR ? "sql" : "python");
+}
+
 /** The task source of a folder of datasets; `runtime` defaults to sql for clade's own. */
 export function bladeTaskSource(root: string, runtime?: RuntimeName): BladeTaskSource {
   root = resolve(root);
@@ -51,7 +56,7 @@ export function bladeTaskSource(root: string, runtime?: RuntimeName): BladeTaskS
   const own = root === OWN_DATASETS_DIR;
   return {
     root,
-    runtime: runtime ?? (own ? "sql" : "python"),
+    runtime: defaultRuntime(root, runtime),
     datasets,
     // clade's own data are versioned with the environment; anyone else's by their content.
     digest: own ? "" : contentDigest(root, datasets),

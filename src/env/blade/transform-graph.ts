@@ -34,7 +34,7 @@ import {
 /** Verbs after which a column's history starts afresh (verbs.py: VERBS_AFFECTING_WHOLE_DF). */
 const VERBS_AFFECTING_WHOLE_DF: readonly string[] = ["groupby", "filter", "other_impact_rows"];
 /** Verbs whose spec stays one node holding every column (expand_graph.py). */
-const WHOLE_FRAME_VERBS: readonly string[] = ["groupby", "filter"];
+export const WHOLE_FRAME_VERBS: readonly string[] = ["groupby", "filter"];
 /** networkx's weisfeiler_lehman_graph_hash default. */
 const WL_ITERATIONS = 3;
 /**
@@ -42,6 +42,13 @@ const WL_ITERATIONS = 3;
  * stand-in for BLADE's 10-second timeout around networkx's VF2 (which explores on the order of
  * 10^5 states a second in CPython).
  */
+export const ISOMORPHISM_STEP_BUDGET = 1_000_000;
+/** The agent's unit mapping word for "every column". */
+const ALL_COLUMNS = "ALL";
+
+export type RunScripts = (scripts: readonly string[]) => Promise<ScriptOutcome[]>;
+export type HashFrame = (frame: Frame) => ColumnHashes[];
+
 /**
  * The name of one output of an expanded spec (BLADE's `<verb>_<column>`), as the record of a
  * match lists it; filter and groupby specs keep their own names.
@@ -50,12 +57,19 @@ export function expandedUnitName(verb: string, output: string): string {
   return `${verb}_${output}`;
 }
 
-export const ISOMORPHISM_STEP_BUDGET = 1_000_000;
-/** The agent's unit mapping word for "every column". */
-const ALL_COLUMNS = "ALL";
-
-export type RunScripts = (scripts: readonly string[]) => Promise<ScriptOutcome[]>;
-export type HashFrame = (frame: Frame) => ColumnHashes[];
+/**
+ * The names a ground-truth spec's expanded units have in the record of a match: a whole-frame
+ * spec (filter, groupby) keeps its own name, any other has one unit per output; the root (no
+ * verb: the data as loaded) has no unit of its own.
+ */
+export function expandedUnitNames(
+  spec: Pick<TransformSpec, "specName" | "verb" | "mapping">,
+): string[] {
+  const { verb } = spec;
+  if (verb === undefined) return [];
+  if (WHOLE_FRAME_VERBS.includes(verb)) return [spec.specName];
+  return spec.mapping.map(([, output]) => expandedUnitName(verb, output));
+}
 
 /** One unit of BLADE's expanded graph: a spec restricted to one output column (or a whole-frame spec). */
 export interface ExpandedSpec {

@@ -22,7 +22,7 @@ import {
   bladeTaskSource,
   OWN_DATASETS_DIR,
 } from "../../env/blade/tasks.js";
-import { UNSANDBOXED_VERSION_SUFFIX } from "../../sandbox/mode.js";
+import { sandboxedVersion } from "../../env/unsandboxed.js";
 import type { RunRow, RunStore, StoredEpisode } from "../../store/run-store.js";
 import {
   type BladeBootstrap,
@@ -34,6 +34,8 @@ import {
 
 /** What a stored blade episode left: the analysis as submitted, its record, or an error. */
 export interface StoredAnalysis {
+  /** The episode it was read from. */
+  episode: StoredEpisode;
   task: number;
   /** The submitted analysis's JSON text; undefined when the episode submitted none. */
   submitted: string | undefined;
@@ -62,7 +64,7 @@ export function storedRunSource(
   const { dir, runtime } = storedRunConfig(run.config);
   const source = bladeTaskSource(dir, runtime);
   const expected = bladeEnvInfo(source, source.root === OWN_DATASETS_DIR).version;
-  if (run.envVersion.replace(UNSANDBOXED_VERSION_SUFFIX, "") !== expected) {
+  if (sandboxedVersion(run.envVersion) !== expected) {
     throw new BladeTaskError(
       `run "${run.id}" was made on blade ${run.envVersion}, but ${dir} now gives ${expected}: its datasets changed`,
     );
@@ -85,6 +87,7 @@ export function storedAnalysis(
   const last = errored ? undefined : store.steps(episode.id).at(-1);
   const action = last ? parseBladeAction(last.action) : undefined;
   return {
+    episode,
     task: episode.taskIndex,
     submitted: action?.kind === "submit" ? action.payload : undefined,
     record: last?.info.blade as BladeRecord | undefined,
@@ -99,14 +102,22 @@ export function storedAnalysis(
 export function reportedAnalyses(stored: readonly StoredAnalysis[]): ReportedAnalysis[] {
   const datasetOfTask = new Map<number, string>();
   for (const a of stored) if (a.record) datasetOfTask.set(a.task, a.record.dataset);
-  return stored.map((a) =>
-    a.record && !a.errored
-      ? { kind: "scored", record: a.record }
-      : {
-          kind: a.errored ? "errored" : "not-submitted",
-          dataset: datasetOfTask.get(a.task) ?? `task ${a.task}`,
-        },
-  );
+  return stored.map((a) => reportedAnalysis(a, datasetOfTask.get(a.task) ?? `task ${a.task}`));
+}
+
+/**
+ * One stored analysis as the report takes it: scored when it has a record and did not error;
+ * `dataset` names it otherwise.
+ */
+export function reportedAnalysis(a: StoredAnalysis, dataset: string): ReportedAnalysis {
+  return a.record && !a.errored
+    ? { kind: "scored", record: a.record }
+    : { kind: a.errored ? "errored" : "not-submitted", dataset };
+}
+
+/** The dataset a reported analysis is counted under. */
+export function reportedDataset(a: ReportedAnalysis): string {
+  return a.kind === "scored" ? a.record.dataset : a.dataset;
 }
 
 /** One analysis as the report sees it: a scored record, or a run that produced none. */
@@ -220,13 +231,9 @@ export function buildBladeReport(
   const recordsByDataset = new Map<string, BladeRecord[]>();
   const counted = new Map<string, number>();
   const verdicts: ConclusionVerdict[] = [];
-  const names = [
-    ...new Set(analyses.map((a) => (a.kind === "scored" ? a.record.dataset : a.dataset))),
-  ].sort();
+  const names = [...new Set(analyses.map(reportedDataset))].sort();
   for (const name of names) {
-    const mine = analyses.filter(
-      (a) => (a.kind === "scored" ? a.record.dataset : a.dataset) === name,
-    );
+    const mine = analyses.filter((a) => reportedDataset(a) === name);
     const records = mine.flatMap((a) => (a.kind === "scored" ? [a.record] : []));
     const runs: RunMatch[] = [];
     for (const a of mine) {

@@ -16,6 +16,7 @@ import type { ConclusionVerdict } from "../../env/blade/conclusion.js";
 import {
   type AgentCvarEntry,
   agentCvarEntries,
+  CVAR_GROUPS,
   type CvarGroup,
   gtCvarRole,
   gtCvarText,
@@ -32,13 +33,17 @@ import type {
 import { ROOT_SPEC_ID } from "../../env/blade/specs.js";
 import { splitTransformCode } from "../../env/blade/split-units.js";
 import { parseAnalysisText } from "../../env/blade/submission.js";
-import { OWN_DATASETS_DIR, taskDataset } from "../../env/blade/tasks.js";
-import { expandedUnitName } from "../../env/blade/transform-graph.js";
+import { defaultRuntime, OWN_DATASETS_DIR, taskDataset } from "../../env/blade/tasks.js";
+import { expandedUnitNames, WHOLE_FRAME_VERBS } from "../../env/blade/transform-graph.js";
 import {
   type BladeReport,
   buildBladeReport,
+  type ReportedAnalysis,
   reportedAnalyses,
+  reportedAnalysis,
+  reportedDataset,
   type StoredAnalysis,
+  storedAnalyses,
   storedAnalysis,
   storedRunConfig,
   storedRunSource,
@@ -247,17 +252,6 @@ export interface AnalysisResponse {
 
 // ---- reading the store ----
 
-/** A blade run's episodes paired with the reading of each (unfinished ones left out). */
-function analysesOf(
-  store: RunStore,
-  runId: string,
-): { episode: StoredEpisode; analysis: StoredAnalysis }[] {
-  return store.episodes(runId).flatMap((episode) => {
-    const analysis = storedAnalysis(store, episode);
-    return analysis ? [{ episode, analysis }] : [];
-  });
-}
-
 /** The dataset of a task, from the run's own datasets, refused (one line) if they changed. */
 function runDataset(run: RunRow, task: number): BladeDataset | string {
   try {
@@ -355,25 +349,17 @@ function listRuns(
 
 // ---- one run ----
 
-function analysisRow(
-  episode: StoredEpisode,
-  analysis: StoredAnalysis,
-  dataset: string,
-): AnalysisRow {
-  const record = analysis.errored ? undefined : analysis.record;
-  const kind: AnalysisRow["kind"] = analysis.errored
-    ? "errored"
-    : record
-      ? "scored"
-      : "not-submitted";
+/** One analysis's row: `reported` is how the run's report takes it (kind, dataset, record). */
+function analysisRow({ episode }: StoredAnalysis, reported: ReportedAnalysis): AnalysisRow {
+  const record = reported.kind === "scored" ? reported.record : undefined;
   return {
     episode: episode.id,
     task: episode.taskIndex,
     sample: episode.sampleIndex,
-    dataset,
-    kind,
+    dataset: reportedDataset(reported),
+    kind: reported.kind,
     outcome: episode.outcome,
-    score: analysis.errored ? null : episode.reward,
+    score: reported.kind === "errored" ? null : episode.reward,
     error: episode.error,
     matched: record
       ? {
@@ -403,18 +389,15 @@ function analysisRow(
 }
 
 function runResponse(store: RunStore, run: RunRow): AnalysisRunResponse {
-  const paired = analysesOf(store, run.id);
-  const datasetOfTask = new Map<number, string>();
-  for (const { analysis } of paired) {
-    if (analysis.record) datasetOfTask.set(analysis.task, analysis.record.dataset);
-  }
+  const stored = storedAnalyses(store, run.id);
+  const reported = reportedAnalyses(stored);
   let report: BladeReport | null = null;
   let reportError: string | null = null;
-  if (!paired.some(({ analysis }) => !analysis.errored)) {
+  if (!stored.some((analysis) => !analysis.errored)) {
     reportError = "no finished analysis yet";
   } else {
     try {
-      report = buildBladeReport(reportedAnalyses(paired.map((p) => p.analysis)));
+      report = buildBladeReport(reported);
     } catch (error) {
       reportError = (error as Error).message.split("\n")[0] ?? "the report failed";
     }
@@ -429,13 +412,11 @@ function runResponse(store: RunStore, run: RunRow): AnalysisRunResponse {
       createdAt: run.createdAt,
       updatedAt: run.updatedAt,
       datasetsDir: dir === OWN_DATASETS_DIR ? "clade's own datasets" : dir,
-      runtime: runtime ?? (dir === OWN_DATASETS_DIR ? "sql" : "python"),
+      runtime: defaultRuntime(dir, runtime),
     },
     report,
     reportError,
-    analyses: paired.map(({ episode, analysis }) =>
-      analysisRow(episode, analysis, datasetOfTask.get(analysis.task) ?? `task ${analysis.task}`),
-    ),
+    analyses: stored.map((analysis, i) => analysisRow(analysis, reported[i] as ReportedAnalysis)),
   };
 }
 
@@ -483,8 +464,7 @@ function variableRows(
   const pairedAgent = new Set<number>();
   const pairedGt = new Set<number>();
   const pairs = record.cvars.pairs.filter((p) => p.similarity >= MATCH_THRESHOLD);
-  const roles: CvarGroup[] = ["IV", "DV", "Control", "Moderator"];
-  for (const role of roles) {
+  for (const role of CVAR_GROUPS) {
     for (const pair of pairs.filter((p) => p.role === role)) {
       const a = agent[pair.agentIndex];
       const g = gt[pair.gtIndex];
@@ -536,14 +516,6 @@ function variableRows(
 function roleOfText(text: string): CvarGroup {
   const role = text.split(":")[0];
   return role === "IV" || role === "DV" || role === "Moderator" ? role : "Control";
-}
-
-/** The names a ground-truth spec's expanded units have in the record (transform-graph.ts). */
-function expandedNames(spec: TransformSpec): string[] {
-  const { verb } = spec;
-  if (verb === undefined) return []; // the root: the data as loaded, no unit of its own
-  if (verb === "filter" || verb === "groupby") return [spec.specName];
-  return spec.mapping.map(([, output]) => expandedUnitName(verb, output));
 }
 
 function kindsOf(outcomes: readonly SpecOutcome[]): MatchKinds {
@@ -616,7 +588,7 @@ function transformRows(
   const specs = (dataset?.groundTruth.transforms ?? []).filter((s) => s.specId !== ROOT_SPEC_ID);
   const nameOf = new Map(specs.map((s) => [s.specId, s.specName]));
   const gt = specs.map((spec): GtTransformView => {
-    const names = expandedNames(spec);
+    const names = expandedUnitNames(spec);
     const expanded = record.transforms.gt.filter((o) => names.includes(o.name));
     return {
       specId: spec.specId,
@@ -636,7 +608,7 @@ function transformRows(
   });
   // Pair a matched unit with a matched expert transform of the same verb on the same columns.
   const columnsOf = (verb: string, mapping: readonly (readonly [readonly string[], string])[]) => {
-    const whole = verb === "filter" || verb === "groupby";
+    const whole = WHOLE_FRAME_VERBS.includes(verb);
     const cols = mapping.flatMap(([inputs, output]) =>
       whole || output === "" || output === "ALL" ? inputs : [output],
     );
@@ -784,9 +756,11 @@ function analysisResponse(
 ): AnalysisResponse | undefined {
   const stored = storedAnalysis(store, episode);
   if (!stored) return undefined;
-  const record = stored.errored ? undefined : stored.record;
   const found = runDataset(run, episode.taskIndex);
   const dataset = typeof found === "string" ? undefined : found;
+  // Its kind and record as the run's report takes it (named here by its own dataset alone).
+  const reported = reportedAnalysis(stored, dataset?.name ?? `task ${episode.taskIndex}`);
+  const record = reported.kind === "scored" ? reported.record : undefined;
   let analysis: Analysis | undefined;
   if (stored.submitted !== undefined) {
     try {
@@ -806,7 +780,7 @@ function analysisResponse(
       error: episode.error,
       endReason: episode.endReason,
     },
-    kind: (stored.errored ? "errored" : record ? "scored" : "not-submitted") as AnalysisRow["kind"],
+    kind: reported.kind,
     dataset: record?.dataset ?? dataset?.name ?? null,
     question: dataset?.questions[0] ?? null,
     groundTruthError: typeof found === "string" ? found : null,
@@ -883,8 +857,9 @@ function routes(view: StoreView): Hono {
       const store = runStoreOn(db);
       const run = bladeRun(store, runId);
       if (typeof run === "string") return c.json({ error: run }, 404);
-      const episode = store.episodes(run.id).find((e) => e.id === id);
-      if (!episode) return c.json({ error: `no episode ${id} in run "${run.id}"` }, 404);
+      const episode = store.episode(id);
+      if (!episode || episode.runId !== run.id)
+        return c.json({ error: `no episode ${id} in run "${run.id}"` }, 404);
       const body = analysisResponse(store, run, episode);
       if (!body) {
         return c.json(
