@@ -16,7 +16,7 @@ import type { Statement } from "better-sqlite3";
 import { chromium } from "playwright-core";
 import { type EpisodeRecord, RunStore } from "../dist/index.js";
 import { Background } from "../dist/web/background.js";
-import { askApi, createViewApp } from "../dist/web/server.js";
+import { askApi, askJson, createViewApp } from "../dist/web/server.js";
 import { StoreView } from "../dist/web/store-view.js";
 
 process.setSourceMapsEnabled(false);
@@ -103,13 +103,6 @@ function buildStore(path: string): number {
   return performance.now() - started;
 }
 
-/** An API answer, asked in memory; a status other than 2xx stops the benchmark. */
-async function askJson(app: ReturnType<typeof createViewApp>, address: string): Promise<unknown> {
-  const response = await askApi(app, address);
-  if (!response.ok) throw new Error(`${address}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
 /** The statements a request ran, with their parameters, to time them again on their own. */
 interface Captured {
   sql: string;
@@ -174,7 +167,8 @@ function replay(db: NonNullable<StoreView["db"]>, captured: readonly Captured[])
 
 async function apiFigures(path: string): Promise<void> {
   const { view, db, log, app } = capturingApp(path);
-  const get = (address: string) => askJson(app, address) as Promise<{ nextCursor?: string | null }>;
+  // A status other than 2xx stops the benchmark.
+  const get = (address: string) => askJson<{ nextCursor?: string | null }>(app, address);
   // The second page of a list needs the first page's cursor.
   const first = await get("/runs/big/episodes?limit=50");
   const queries: [string, string][] = [

@@ -33,6 +33,22 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/**
+ * A server that failed to start (a port in use, an address this machine does not have): the
+ * user's to fix, in one line.
+ */
+export function startupUsageError(error: unknown): UsageError {
+  return new UsageError((error as Error).message.split("\n")[0] ?? String(error));
+}
+
+/** Resolves on the first SIGINT or SIGTERM: how the serving commands wait to stop. */
+export function untilStopped(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}
+
 /** The store every command uses unless --db (or CLADE_DB) says otherwise. */
 export const DEFAULT_DB = ".clade/clade.db";
 

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { StoreError } from "./errors.js";
+import { ReadOnlyStoreError, StoreError } from "./errors.js";
 import { MIGRATIONS } from "./migrations.js";
 
 export type SqliteDatabase = Database.Database;
@@ -38,7 +38,7 @@ function inspect(db: SqliteDatabase, path: string): { version: number; empty: bo
       .all() as { name: string }[];
   } catch (error) {
     const code = (error as { code?: string }).code ?? "";
-    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
+    if (code.startsWith("SQLITE_READONLY")) throw new ReadOnlyStoreError(readOnlyMessage(path));
     if (code === "SQLITE_NOTADB" || code.startsWith("SQLITE_CORRUPT")) {
       throw new StoreError(`${path} is not a SQLite database (${(error as Error).message})`);
     }
@@ -161,7 +161,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
   if (readonly && !exists) throw new StoreError(`no store at ${path}`);
   if (exists) checkHeader(path);
   const canWrite = exists ? writable(path) : true;
-  if (!readonly && !canWrite) throw new StoreError(readOnlyMessage(path));
+  if (!readonly && !canWrite) throw new ReadOnlyStoreError(readOnlyMessage(path));
   if (!readonly) {
     try {
       mkdirSync(dirname(path), { recursive: true });
@@ -177,7 +177,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
   } catch (error) {
     if (error instanceof StoreError) throw error;
     const code = (error as { code?: string }).code ?? "";
-    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
+    if (code.startsWith("SQLITE_READONLY")) throw new ReadOnlyStoreError(readOnlyMessage(path));
     throw new StoreError(`cannot open ${path}: ${(error as Error).message}`);
   }
   try {
@@ -205,7 +205,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
   } catch (error) {
     db.close();
     const code = (error as { code?: string }).code ?? "";
-    if (code.startsWith("SQLITE_READONLY")) throw new StoreError(readOnlyMessage(path));
+    if (code.startsWith("SQLITE_READONLY")) throw new ReadOnlyStoreError(readOnlyMessage(path));
     throw error;
   }
 }

@@ -9,9 +9,10 @@
  * With `thread: true` the commits run on a worker thread with its own connection, so SQLite's
  * work overlaps the episode loop instead of pausing it (see `npm run bench`).
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { EpisodeRecord } from "../rollout/episode.js";
 import { BatchPacker, saveBatch, transferList, unstorableEpisode } from "./episode-batch.js";
+import { startModuleWorker } from "./module-worker.js";
 import { type EncodedEpisode, encodeEpisode, type RunStore } from "./run-store.js";
 import type { WriterReply, WriterRequest } from "./writer-thread.js";
 
@@ -21,8 +22,6 @@ export interface EpisodeWriterOptions {
   /** Commit on a worker thread (needs the store's file path). */
   thread?: boolean;
 }
-
-const fromTypeScriptSource = () => import.meta.url.endsWith(".ts");
 
 /** The episode encoded, or the unstorable error that replaces it when it cannot be. */
 function encodeOrReplace(record: EpisodeRecord): EncodedEpisode {
@@ -110,15 +109,7 @@ export class EpisodeWriter {
 
   private startWorker(): Worker {
     const path = this.store.db.name;
-    const worker = fromTypeScriptSource()
-      ? // Under the TypeScript test runner and bench, the worker is a .ts file that tsx loads.
-        new Worker(
-          `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(
-            new URL("./writer-thread.ts", import.meta.url).href,
-          )}); });`,
-          { eval: true, workerData: { path } },
-        )
-      : new Worker(new URL("./writer-thread.js", import.meta.url), { workerData: { path } });
+    const worker = startModuleWorker(import.meta.url, "writer-thread", { path });
     const settle = () => {
       if (this.inFlight === 0 && this.drained) {
         this.drained();

@@ -4,3 +4,6 @@
 export class StoreError extends Error {
   override name = "StoreError";
 }
+
+/** The store cannot be written by this user (a read-only file or folder): it can still be read. */
+export class ReadOnlyStoreError extends StoreError {}

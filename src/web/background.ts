@@ -3,11 +3,10 @@
  * first needed and unref'd, so a long one never holds up the server's other answers. A store read
  * from a private snapshot has no file a worker could open: its jobs run here, in the thread.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { SqliteDatabase } from "../store/database.js";
+import { startModuleWorker } from "../store/module-worker.js";
 import { type BackgroundJob, type BackgroundResult, computeJob } from "./background-jobs.js";
-
-const fromTypeScriptSource = () => import.meta.url.endsWith(".ts");
 
 export class Background {
   #worker: Worker | undefined;
@@ -32,15 +31,7 @@ export class Background {
 
   #start(path: string): Worker {
     if (this.#worker) return this.#worker;
-    const worker = fromTypeScriptSource()
-      ? // Under the TypeScript test runner and bench, the worker is a .ts file that tsx loads.
-        new Worker(
-          `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(
-            new URL("./background-thread.ts", import.meta.url).href,
-          )}); });`,
-          { eval: true, workerData: { path } },
-        )
-      : new Worker(new URL("./background-thread.js", import.meta.url), { workerData: { path } });
+    const worker = startModuleWorker(import.meta.url, "background-thread", { path });
     worker.unref();
     worker.on("message", (reply: { id: number; value?: unknown; error?: string }) => {
       const waiting = this.#waiting.get(reply.id);

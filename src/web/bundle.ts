@@ -71,7 +71,8 @@ export async function writeBundle(options: BundleOptions): Promise<BundleWritten
     const copy = join(scratch, "store.db");
     const items = await copyChosen(options.db, copy, options.ids);
     const written = await crawl(copy, staging, basename(options.db));
-    for (const file of readdirSync(assets)) {
+    const assetFiles = readdirSync(assets);
+    for (const file of assetFiles) {
       if (file !== "index.html") copyFileSync(join(assets, file), join(staging, file));
     }
     const index = readFileSync(join(assets, "index.html"), "utf8").replace(
@@ -84,7 +85,7 @@ export async function writeBundle(options: BundleOptions): Promise<BundleWritten
     return {
       dir: target,
       index: join(target, "index.html"),
-      files: written.files + readdirSync(assets).length,
+      files: written.files + assetFiles.length,
       bytes: written.bytes,
       items,
     };
@@ -110,8 +111,13 @@ async function copyChosen(
   try {
     const found: { kind: string; id: string }[] = [];
     const wanted = new Set(ids);
-    for (const { table, kind } of KINDS) {
-      for (const id of db.prepare(`SELECT id FROM ${table}`).pluck().all() as string[]) {
+    const tables = KINDS.map(({ table, kind }) => ({
+      table,
+      kind,
+      ids: db.prepare(`SELECT id FROM ${table}`).pluck().all() as string[],
+    }));
+    for (const { kind, ids: stored } of tables) {
+      for (const id of stored) {
         if (wanted.size === 0 || wanted.has(id)) found.push({ kind, id });
       }
     }
@@ -127,9 +133,9 @@ async function copyChosen(
         wanted.has(id) ||
         (table === "runs" && [...wanted].some((chosen) => id.startsWith(`${chosen}.n`)));
       db.transaction(() => {
-        for (const { table } of KINDS) {
+        for (const { table, ids: stored } of tables) {
           const remove = db.prepare(`DELETE FROM ${table} WHERE id = ?`);
-          for (const id of db.prepare(`SELECT id FROM ${table}`).pluck().all() as string[]) {
+          for (const id of stored) {
             if (!keep(table, id)) remove.run(id);
           }
         }

@@ -40,7 +40,8 @@ export interface ApiModule {
 /** The ids a bundle is made of ("all": everything in the store). */
 export type Chosen = ReadonlySet<string> | "all";
 
-const MODULES: ApiModule[] = [
+/** Every module of the API (the bundle writer walks them too). */
+export const API_MODULES: readonly ApiModule[] = [
   { routes: metaRoutes },
   runsApi,
   episodesApi,
@@ -70,9 +71,6 @@ export interface ViewAppOptions {
   feed?: ChangeFeed;
 }
 
-/** Every module of the API (the bundle writer walks them too). */
-export const API_MODULES: readonly ApiModule[] = MODULES;
-
 export function createViewApp(options: ViewAppOptions): Hono {
   const { view, token, loopback } = options;
   const feed = options.feed ?? new ChangeFeed(view);
@@ -85,7 +83,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
     return c.json({ error: error.message.split("\n")[0] }, status);
   });
   const api = new Hono();
-  for (const module of MODULES) api.route("/", module.routes(view));
+  for (const module of API_MODULES) api.route("/", module.routes(view));
   api.get("/events", (c) => eventStream(c, feed));
   api.all("*", (c) => c.json({ error: `no API at ${c.req.path}` }, 404));
   app.route("/api", api);
@@ -118,6 +116,16 @@ export function askApi(app: Hono, address: string): Promise<Response> {
   return Promise.resolve(
     app.request(`http://127.0.0.1/api${address}`, { headers: { host: "127.0.0.1" } }),
   );
+}
+
+/**
+ * An API answer asked in memory (askApi), parsed as JSON; a status other than 2xx throws, saying
+ * the status and the address.
+ */
+export async function askJson<T = unknown>(app: Hono, address: string): Promise<T> {
+  const response = await askApi(app, address);
+  if (!response.ok) throw new Error(`clade view's API answered ${response.status} for ${address}`);
+  return (await response.json()) as T;
 }
 
 export interface ViewServerOptions {

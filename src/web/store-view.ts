@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { openDatabase, type SqliteDatabase } from "../store/database.js";
-import { StoreError } from "../store/errors.js";
+import { ReadOnlyStoreError, StoreError } from "../store/errors.js";
 import { RunStore } from "../store/run-store.js";
 import { Background } from "./background.js";
 
@@ -53,7 +53,7 @@ export class StoreView {
       this.#db = openDatabase(this.path);
       this.#writable = true;
     } catch (error) {
-      if (!(error instanceof StoreError) || !/read-only/.test(error.message)) throw error;
+      if (!(error instanceof ReadOnlyStoreError)) throw error;
       this.#db = openDatabase(this.path, { readonly: true });
       this.#reason = "the store is read-only for this user: a snapshot is shown";
     }

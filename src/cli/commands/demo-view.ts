@@ -5,7 +5,7 @@
  */
 import type { MetaResponse } from "../../web/api/meta.js";
 import type { RunListResponse } from "../../web/api/runs.js";
-import { askApi, createViewApp } from "../../web/server.js";
+import { askJson, createViewApp } from "../../web/server.js";
 import { StoreView } from "../../web/store-view.js";
 
 export interface ViewDemo {
@@ -21,14 +21,8 @@ export async function demoView(db: string): Promise<ViewDemo> {
   const view = new StoreView(db, { readonly: true });
   try {
     const app = createViewApp({ view, token: "demo", loopback: true });
-    const get = async <T>(address: string): Promise<T> => {
-      const response = await askApi(app, address);
-      if (!response.ok)
-        throw new Error(`clade view's API answered ${response.status} for ${address}`);
-      return (await response.json()) as T;
-    };
-    const meta = await get<MetaResponse>("/meta");
-    const list = await get<RunListResponse>("/runs?limit=500");
+    const meta = await askJson<MetaResponse>(app, "/meta");
+    const list = await askJson<RunListResponse>(app, "/runs?limit=500");
     return {
       capabilities: meta.capabilities,
       runs: list.matched,

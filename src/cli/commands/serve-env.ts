@@ -6,7 +6,7 @@ import {
   defaultMaxInstancesPerClient,
   startEnvServer,
 } from "../../serve/index.js";
-import { type CliIo, UsageError } from "../io.js";
+import { type CliIo, startupUsageError, untilStopped } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 
 const MAX_INSTANCES_LIMIT = 1_000_000;
@@ -57,8 +57,7 @@ export async function serveEnvCommand(
       log: (line) => io.stderr(`${new Date().toISOString()} ${line}\n`),
     });
   } catch (error) {
-    // A port in use or an address this machine does not have: the user's to fix, in one line.
-    throw new UsageError((error as Error).message.split("\n")[0] ?? String(error));
+    throw startupUsageError(error);
   }
   io.stderr(
     `serving ${env.info.name} v${env.info.version} at ${running.url} ` +
@@ -68,10 +67,7 @@ export async function serveEnvCommand(
     io.stderr(`  AgentGym task "${task.name}" (${task.client}): ${running.url}/${task.name}\n`);
   }
   io.stdout(`${running.url}\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  await untilStopped();
   io.stderr("shutting down: finishing requests in flight and closing instances\n");
   await running.close();
   return 0;

@@ -4,7 +4,7 @@ import { StoreError } from "../../store/errors.js";
 import { isLoopbackHost } from "../../web/auth.js";
 import { writeBundle } from "../../web/bundle.js";
 import { startViewServer } from "../../web/server.js";
-import { type CliIo, UsageError } from "../io.js";
+import { type CliIo, startupUsageError, UsageError, untilStopped } from "../io.js";
 import { integerOption, parseOptions } from "../options.js";
 
 const viewOptionsSchema = z.object({
@@ -48,7 +48,7 @@ export async function viewCommand(
     });
   } catch (error) {
     if (error instanceof StoreError) throw error;
-    throw new UsageError((error as Error).message.split("\n")[0] ?? String(error));
+    throw startupUsageError(error);
   }
   if (isLoopbackHost(options.host)) {
     io.stderr(`clade view: ${server.url} (store ${options.db}); Ctrl-C stops\n`);
@@ -60,10 +60,7 @@ export async function viewCommand(
     );
     io.stdout(`${server.urlWithToken}\n`);
   }
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  await untilStopped();
   await server.close();
   return 0;
 }
