@@ -33,7 +33,7 @@ export function token(): string | undefined {
   );
 }
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
@@ -68,8 +68,33 @@ function loadBundled(address: string): Promise<unknown> {
   });
 }
 
-export async function getJson<T>(address: string): Promise<T> {
-  if (isBundle()) return (await loadBundled(address)) as T;
+/** Requests on their way, by address: a second ask for one shares it (the runs page asks twice). */
+const inFlight = new Map<string, Promise<unknown>>();
+
+/**
+ * The response at an API address. While a request for it is on its way, another ask gets the
+ * same promise; once it has settled, the next ask sends a new one.
+ */
+export function getJson<T>(address: string): Promise<T> {
+  let pending = inFlight.get(address);
+  if (pending === undefined) {
+    pending = (isBundle() ? loadBundled(address) : fetchJson(address)).finally(() => {
+      if (inFlight.get(address) === pending) inFlight.delete(address);
+    });
+    inFlight.set(address, pending);
+  }
+  return pending as Promise<T>;
+}
+
+/**
+ * After the store changed, a request sent before may answer with what it was: the asks that
+ * follow send new ones.
+ */
+export function forgetInFlight(): void {
+  inFlight.clear();
+}
+
+async function fetchJson(address: string): Promise<unknown> {
   const secret = token();
   const response = await fetch(`/api${address}`, {
     headers: secret ? { authorization: `Bearer ${secret}` } : {},
@@ -77,7 +102,7 @@ export async function getJson<T>(address: string): Promise<T> {
   const body = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok)
     throw new ApiError((body as { error?: string }).error ?? "error", response.status);
-  return body as T;
+  return body;
 }
 
 export async function postJson<T>(address: string, payload: unknown): Promise<T> {

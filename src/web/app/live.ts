@@ -3,7 +3,7 @@
  * changes, so a running job's page updates by itself. A bundle has nothing live.
  */
 import { useEffect, useState } from "preact/hooks";
-import { getJson, isBundle, token } from "./api.js";
+import { forgetInFlight, getJson, isBundle, token } from "./api.js";
 
 type Listener = () => void;
 const listeners = new Set<Listener>();
@@ -15,6 +15,7 @@ function listen(listener: Listener): () => void {
     const secret = token();
     source = new EventSource(`/api/events${secret ? `?token=${encodeURIComponent(secret)}` : ""}`);
     source.addEventListener("changed", () => {
+      forgetInFlight();
       for (const each of listeners) each();
     });
   }

@@ -17,7 +17,7 @@ import { ComparePage, RunsPage } from "./pages/runs.js";
 import { SearchesPage } from "./pages/searches.js";
 import { TrainingPage } from "./pages/training.js";
 import { type Route, useRoute } from "./router.js";
-import { ErrorLine, Loading } from "./ui.js";
+import { Loaded } from "./ui.js";
 
 export interface PageProps {
   route: Route;
@@ -42,28 +42,26 @@ const PAGES: Record<
 function App() {
   const route = useRoute();
   const meta = useApi<MetaResponse>("/meta");
-  if (meta.data === undefined) {
-    return meta.error ? html`<${ErrorLine} message=${meta.error} />` : html`<${Loading} />`;
-  }
-  const { capabilities, store, bundle } = meta.data;
+  return html`<${Loaded} state=${meta}>${(data: MetaResponse) => html`<${Shell} route=${route} meta=${data} />`}<//>`;
+}
+
+function Shell({ route, meta }: PageProps) {
+  const { capabilities, store, bundle } = meta;
   const first = route.segments[0] ?? "";
-  const entry = PAGES[first];
-  const any = Object.values(capabilities).some((n) => n > 0);
-  const fallback = Object.entries(PAGES).find(([, p]) => p.label && capabilities[p.shows] > 0);
-  const Page = entry?.page ?? (any && fallback ? fallback[1].page : undefined);
+  // The menu: the pages with a name whose capability the store has; the first is the home page.
+  const shown = Object.entries(PAGES).filter(([, p]) => p.label && capabilities[p.shows] > 0);
+  const Page = PAGES[first]?.page ?? shown[0]?.[1].page;
   return html`<header>
       <a class="brand" href="#/">clade view</a>
-      <nav>${Object.entries(PAGES)
-        .filter(([, p]) => p.label && capabilities[p.shows] > 0)
-        .map(
-          ([segment, p]) =>
-            html`<a href=${`#/${segment}`} class=${first === segment ? "active" : ""} data-nav=${segment}>${p.label} <small>${capabilities[p.shows]}</small></a>`,
-        )}</nav>
+      <nav>${shown.map(
+        ([segment, p]) =>
+          html`<a href=${`#/${segment}`} class=${first === segment ? "active" : ""} data-nav=${segment}>${p.label} <small>${capabilities[p.shows]}</small></a>`,
+      )}</nav>
       <span class="store" title=${store.path}>${bundle ? "static bundle" : store.path}${
         store.readOnlyReason ? html` · <em>${store.readOnlyReason}</em>` : ""
       }</span>
     </header>
-    <main>${Page ? html`<${Page} route=${route} meta=${meta.data} />` : html`<${EmptyStore} meta=${meta.data} />`}</main>`;
+    <main>${Page ? html`<${Page} route=${route} meta=${meta} />` : html`<${EmptyStore} meta=${meta} />`}</main>`;
 }
 
 render(html`<${App} />`, document.getElementById("app") as HTMLElement);

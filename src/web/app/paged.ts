@@ -8,6 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import { apiPath, type QueryValue } from "./api.js";
 import { html } from "./html.js";
 import { useApi } from "./live.js";
+import { type Route, withQuery } from "./router.js";
 import { type Column, Loading, MoreButton } from "./ui.js";
 
 export interface PagedColumn<Row> extends Column<Row> {
@@ -15,10 +16,34 @@ export interface PagedColumn<Row> extends Column<Row> {
   sort?: string;
 }
 
-export interface Sorting {
+interface Sorting {
   key: string;
   dir: "asc" | "desc";
   onSort: (key: string) => void;
+}
+
+/**
+ * The sort a page keeps in its address (`sort`, `dir`), `fallback` without one. A click on the
+ * sorted column flips its direction; on another column it sorts by it, descending (the
+ * fallback's own direction for the fallback's column). The fallback leaves the address bare.
+ */
+export function routeSorting(route: Route, fallback: Omit<Sorting, "onSort">): Sorting {
+  const key = route.query.sort ?? fallback.key;
+  const asked = route.query.dir;
+  const dir = asked === "asc" || asked === "desc" ? asked : fallback.dir;
+  const onSort = (next: string) => {
+    const nextDir =
+      next === key
+        ? dir === "desc"
+          ? "asc"
+          : "desc"
+        : next === fallback.key
+          ? fallback.dir
+          : "desc";
+    const isDefault = next === fallback.key && nextDir === fallback.dir;
+    withQuery(route, { sort: isDefault ? undefined : next, dir: isDefault ? undefined : nextDir });
+  };
+  return { key, dir, onSort };
 }
 
 interface PageOf<Row> {
@@ -27,9 +52,9 @@ interface PageOf<Row> {
 }
 
 /** Attributes of a row's `<tr>`: its class, its data-testid, data-* for tests and styles. */
-export type RowAttributes = Record<string, string | number | undefined>;
+type RowAttributes = Record<string, string | number | undefined>;
 
-export interface PagedProps<Row> {
+interface PagedProps<Row> {
   /** The list's API path and query; a page's address adds its cursor (apiPath). */
   path: string;
   query?: Record<string, QueryValue>;

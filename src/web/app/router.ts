@@ -12,7 +12,7 @@ export interface Route {
   query: Record<string, string>;
 }
 
-export function currentRoute(): Route {
+function currentRoute(): Route {
   const hash = location.hash.replace(/^#/, "") || "/";
   const mark = hash.indexOf("?");
   const path = mark === -1 ? hash : hash.slice(0, mark);

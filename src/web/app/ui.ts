@@ -90,6 +90,18 @@ export function when(iso: string | null | undefined): string {
   return iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "";
 }
 
+/**
+ * A status with the reason it stopped, if it has one: "stopped budget", or with `brackets`
+ * "stopped (budget)".
+ */
+export function statusText(
+  item: { status: string; stopReason: string | null },
+  brackets = false,
+): string {
+  if (!item.stopReason) return item.status;
+  return brackets ? `${item.status} (${item.stopReason})` : `${item.status} ${item.stopReason}`;
+}
+
 /** A status as a badge: running, complete, killed (resumable), interrupted, stopped. */
 export function Status({ status }: { status: string }) {
   const kind = status.split(" ")[0];
@@ -98,4 +110,19 @@ export function Status({ status }: { status: string }) {
 
 export function Section({ title, children }: { title: string; children: ComponentChildren }) {
   return html`<section><h2>${title}</h2>${children}</section>`;
+}
+
+/** A figure on a card: its value, and under it what it is. */
+export function Card({
+  label,
+  value,
+  testId,
+  title,
+}: {
+  label: string;
+  value: ComponentChildren;
+  testId?: string;
+  title?: string;
+}) {
+  return html`<div class="card" data-testid=${testId} title=${title}><div class="value">${value}</div><div class="label">${label}</div></div>`;
 }

@@ -5,7 +5,6 @@
  * waits, cost, cache, retries). A call's exact request and response are fetched only when asked
  * for, since each repeats the whole conversation so far.
  */
-import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { ChatMessage, ToolCall } from "../../../model/types.js";
 import type { StepRecord } from "../../../rollout/episode.js";
@@ -15,7 +14,7 @@ import { html } from "../html.js";
 import { useApi } from "../live.js";
 import type { PageProps } from "../main.js";
 import { href } from "../router.js";
-import { cost, ErrorLine, Loaded, Section, when } from "../ui.js";
+import { Card, cost, ErrorLine, Loaded, Section, when } from "../ui.js";
 import "./episode.css";
 
 /** Text longer than this is folded to its first lines until the reader opens it. */
@@ -35,18 +34,6 @@ export function EpisodePage({ route }: PageProps) {
 
 const ms = (value: number | null | undefined): string =>
   value === null || value === undefined ? "–" : `${Math.round(value)} ms`;
-
-function Card({
-  label,
-  value,
-  testId,
-}: {
-  label: string;
-  value: ComponentChildren;
-  testId?: string;
-}) {
-  return html`<div class="card" data-testid=${testId}><div class="value">${value}</div><div class="label">${label}</div></div>`;
-}
 
 function Episode({ data }: { data: EpisodeResponse }) {
   const { run, episode, totals, calls, steps } = data;

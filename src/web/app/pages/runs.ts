@@ -6,17 +6,14 @@
 import { html } from "../html.js";
 import type { PageProps } from "../main.js";
 import "./runs.css";
-import { ComparePage as Compare } from "./runs/compare.js";
 import { RunList } from "./runs/list.js";
 import { RunPage } from "./runs/run.js";
+
+export { ComparePage } from "./runs/compare.js";
 
 export function RunsPage({ route }: PageProps) {
   const id = route.segments[1];
   return id === undefined
     ? html`<${RunList} route=${route} />`
     : html`<${RunPage} key=${id} route=${route} id=${id} />`;
-}
-
-export function ComparePage({ route }: PageProps) {
-  return html`<${Compare} route=${route} />`;
 }

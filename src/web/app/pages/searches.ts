@@ -10,7 +10,7 @@ import { html } from "../html.js";
 import { useApi } from "../live.js";
 import type { PageProps } from "../main.js";
 import { href, type Route, withQuery } from "../router.js";
-import { cost, Loaded, rate, Status, when } from "../ui.js";
+import { cost, Loaded, rate, Status, statusText, when } from "../ui.js";
 import { SearchList } from "./searches/list.js";
 import { NodePanel, nodeHref } from "./searches/node.js";
 import { SearchTree, TreeLegend } from "./searches/tree.js";
@@ -25,7 +25,6 @@ function workTime(ms: number): string {
 function Summary({ data }: { data: SearchResponse }) {
   const { summary: s, totals, finalChoice } = data;
   const e = s.evaluations;
-  const status = s.stopReason ? `${s.status} ${s.stopReason}` : s.status;
   return html`<div class="cards" data-testid="search-summary">
     <div class="card"><small>method</small><strong>${s.method}</strong>
       <span class="muted">seed ${s.seed ?? "?"} · ${s.workers ?? "?"} worker(s)</span></div>
@@ -43,7 +42,7 @@ function Summary({ data }: { data: SearchResponse }) {
     }</div>
     <div class="card"><small>cost</small><strong>${cost(totals.costUsd, totals.unpriced)}</strong>
       <span class="muted">${totals.inputTokens + totals.outputTokens} tokens · ${workTime(totals.workMs)} of work</span></div>
-    <div class="card"><small>status</small><strong><${Status} status=${status} /></strong>
+    <div class="card"><small>status</small><strong><${Status} status=${statusText(s)} /></strong>
       <span class="muted">updated ${when(s.updatedAt)}</span></div>
   </div>`;
 }

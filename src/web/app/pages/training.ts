@@ -15,7 +15,18 @@ import { useApi } from "../live.js";
 import type { PageProps } from "../main.js";
 import { type PagedColumn, PagedTable } from "../paged.js";
 import { href, type Route, withQuery } from "../router.js";
-import { ErrorLine, Loaded, Loading, rate, Section, Status, Table, when } from "../ui.js";
+import {
+  Card,
+  ErrorLine,
+  Loaded,
+  Loading,
+  rate,
+  Section,
+  Status,
+  statusText,
+  Table,
+  when,
+} from "../ui.js";
 import { TrainingCharts } from "./training/charts.js";
 import { colorOf, type ShownRun } from "./training/curves.js";
 import "./training.css";
@@ -44,10 +55,6 @@ function algorithmOf(run: TrainingRunItem): string {
     : run.algorithm;
 }
 
-function statusOf(run: TrainingRunItem): string {
-  return run.stopReason ? `${run.status} ${run.stopReason}` : run.status;
-}
-
 function listColumns(selected: readonly string[], toggle: (id: string) => void) {
   const columns: PagedColumn<TrainingRunItem>[] = [
     {
@@ -66,7 +73,7 @@ function listColumns(selected: readonly string[], toggle: (id: string) => void) 
     { label: "env", cell: (run) => run.env ?? "?" },
     { label: "algorithm", title: "algorithm (advantage estimator)", cell: algorithmOf },
     { label: "schedule", title: "horizon schedule", cell: (run) => run.schedule ?? "" },
-    { label: "status", cell: (run) => html`<${Status} status=${statusOf(run)} />` },
+    { label: "status", cell: (run) => html`<${Status} status=${statusText(run)} />` },
     { label: "steps", numeric: true, cell: (run) => run.steps },
     {
       label: "reward",
@@ -210,7 +217,7 @@ function RunBody({ data, route }: { data: TrainingRunResponse; route: Route }) {
     ["last success", rate(run.successRate)],
   ];
   return html`<div class="cards">
-      ${cards.map(([label, value]) => html`<div class="card"><div class="value">${value}</div><div class="label">${label}</div></div>`)}
+      ${cards.map(([label, value]) => html`<${Card} label=${label} value=${value} />`)}
     </div>
     <${Section} title="Learning curves"><${TrainingCharts} runs=${runs} route=${route} /><//>
     <${Section} title="Horizon schedule"><${StageTable} data=${data} /><//>
@@ -237,6 +244,6 @@ function RunBody({ data, route }: { data: TrainingRunResponse; route: Route }) {
 function TrainingRun({ id, route }: { id: string; route: Route }) {
   const state = useApi<TrainingRunResponse>(runAddress(id));
   return html`<p><a href=${href("/training")}>← training runs</a> · <a href=${href("/training", { ids: id })}>overlay with others</a></p>
-    <h1>Training run <code>${id}</code> ${state.data ? html`<${Status} status=${statusOf(state.data.run)} />` : ""}</h1>
+    <h1>Training run <code>${id}</code> ${state.data ? html`<${Status} status=${statusText(state.data.run)} />` : ""}</h1>
     <${Loaded} state=${state}>${(data: TrainingRunResponse) => html`<${RunBody} data=${data} route=${route} />`}<//>`;
 }

@@ -20,7 +20,7 @@ import { apiPath } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
 import { href } from "../../router.js";
-import { ErrorLine, Loaded, rate, Section } from "../../ui.js";
+import { Card, ErrorLine, Loaded, rate, Section } from "../../ui.js";
 import { CATEGORIES } from "./run.js";
 
 const analysisAddress = (run: string, episode: string) =>
@@ -53,9 +53,8 @@ function AnalysisBody({ data }: { data: AnalysisResponse }) {
     ${
       scores
         ? html`<div class="cards" data-testid="analysis-scores">
-            <div class="card" title="BLADE's weighted score of this analysis alone (coverage over itself): the episode's reward">
-              <div class="value">${rate(scores.weighted)}</div><div class="label">weighted score</div>
-            </div>
+            <${Card} label="weighted score" value=${rate(scores.weighted)}
+              title="BLADE's weighted score of this analysis alone (coverage over itself): the episode's reward" />
             ${CATEGORIES.map(
               ([
                 key,

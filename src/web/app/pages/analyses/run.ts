@@ -29,7 +29,7 @@ export const CATEGORIES = [
   ["transformValue", "transforms (value)"],
 ] as const;
 
-export const runAddress = (run: string) => apiPath(`/analyses/${encodeURIComponent(run)}`);
+const runAddress = (run: string) => apiPath(`/analyses/${encodeURIComponent(run)}`);
 
 export function RunView({ run }: { run: string }) {
   const state = useApi<AnalysisRunResponse>(runAddress(run));

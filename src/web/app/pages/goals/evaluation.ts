@@ -10,7 +10,7 @@ import { html } from "../../html.js";
 import { useApi } from "../../live.js";
 import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href, type Route, withQuery } from "../../router.js";
-import { Loaded, Section, Status } from "../../ui.js";
+import { Loaded, Section, Status, statusText } from "../../ui.js";
 import { Crumbs, percent, percentInterval, RateCard } from "./parts.js";
 
 type Metrics = NonNullable<GoalRunResponse["report"]["judged"]>;
@@ -122,7 +122,7 @@ export function GoalEvaluation({ id, route }: { id: string; route: Route }) {
       ...(report.groundTruth ? [{ name: "ground truth", metrics: report.groundTruth }] : []),
     ];
     return html`<${Crumbs} />
-      <h1>${id} <${Status} status=${run.stopReason ? `${run.status} (${run.stopReason})` : run.status} /></h1>
+      <h1>${id} <${Status} status=${statusText(run, true)} /></h1>
       <p class="muted">${
         run.judges.length > 0
           ? html`judges: ${run.judges.map((j, i) => html`<span class="judge-name">${i + 1} ${j}</span>`)}`

@@ -3,16 +3,12 @@ import type { GoalRunItem } from "../../../api/goals.js";
 import { html } from "../../html.js";
 import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href } from "../../router.js";
-import { Status, when } from "../../ui.js";
+import { Status, statusText, when } from "../../ui.js";
 import { percent, percentInterval } from "./parts.js";
-
-function statusOf(run: GoalRunItem): string {
-  return run.stopReason ? `${run.status} (${run.stopReason})` : run.status;
-}
 
 const COLUMNS: PagedColumn<GoalRunItem>[] = [
   { label: "evaluation", cell: (run) => html`<a href=${href(`/goals/${run.id}`)}>${run.id}</a>` },
-  { label: "status", cell: (run) => html`<${Status} status=${statusOf(run)} />` },
+  { label: "status", cell: (run) => html`<${Status} status=${statusText(run, true)} />` },
   {
     label: "judges",
     cell: (run) =>

@@ -56,7 +56,7 @@ export const FIELD_NAMES: Record<LabelField, string> = {
 };
 
 /** One field of a label as shown: yes/no, success/failure, a code or "–". */
-export function fieldText(label: TurnLabelFields | null | undefined, field: LabelField): string {
+function fieldText(label: TurnLabelFields | null | undefined, field: LabelField): string {
   if (!label) return "";
   if (field === "is_new_goal") return label.is_new_goal ? "yes" : "no";
   if (field === "quality") return label.quality;
@@ -64,7 +64,7 @@ export function fieldText(label: TurnLabelFields | null | undefined, field: Labe
 }
 
 /** A field's value as a badge, coloured by what it says. */
-export function FieldValue({
+function FieldValue({
   label,
   field,
 }: {
@@ -105,7 +105,7 @@ export function TurnText({ turn }: { turn: ConversationTurn | null }) {
   </div>`;
 }
 
-export interface JudgeHead {
+interface JudgeHead {
   judge: number;
   model: string;
 }

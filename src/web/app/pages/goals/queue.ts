@@ -23,7 +23,7 @@ import { apiPath, postJson } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
 import { href, type Route, withQuery } from "../../router.js";
-import { ErrorLine, Loaded, Loading, MoreButton, when } from "../../ui.js";
+import { ErrorLine, Loaded, MoreButton, when } from "../../ui.js";
 import {
   Crumbs,
   FIELD_NAMES,
@@ -192,26 +192,54 @@ function QueuePage({
   onMore: ((cursor: string) => void) | undefined;
 }) {
   const state = useApi<QueueResponse>(address);
-  if (state.data === undefined) {
-    return state.error ? html`<${ErrorLine} message=${state.error} />` : html`<${Loading} />`;
-  }
-  const { items, codes, nextCursor } = state.data;
-  if (first && items.length === 0) {
-    return html`<p class="muted" data-testid="queue-empty">Nothing ${state.data.all ? "was queued" : "left to review"}.</p>`;
-  }
-  return html`${items.map(
-    (item) => html`<${Item}
-      key=${`${item.position}:${item.turn_number}:${item.field}`}
+  return html`<${Loaded} state=${state}>${({ items, codes, nextCursor, all }: QueueResponse) => {
+    if (first && items.length === 0) {
+      return html`<p class="muted" data-testid="queue-empty">Nothing ${all ? "was queued" : "left to review"}.</p>`;
+    }
+    return html`${items.map(
+      (item) => html`<${Item}
+        key=${`${item.position}:${item.turn_number}:${item.field}`}
+        id=${id}
+        item=${item}
+        codes=${codes}
+        form=${
+          reviewing
+            ? html`<${ReviewForm} id=${id} item=${item} codes=${codes} reviewer=${reviewer} onSaved=${onSaved} />`
+            : ""
+        }
+      />`,
+    )}${onMore ? html`<${MoreButton} next=${nextCursor} onMore=${onMore} />` : ""}`;
+  }}<//>`;
+}
+
+/** The queue's pages, the first and each "more" followed; another filter starts afresh (keyed). */
+function QueuePages({
+  id,
+  all,
+  reviewing,
+  reviewer,
+  onSaved,
+}: {
+  id: string;
+  all: boolean;
+  reviewing: boolean;
+  reviewer: string;
+  onSaved: (saved: Saved) => void;
+}) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const pages = [undefined, ...cursors];
+  return html`${pages.map(
+    (cursor, i) => html`<${QueuePage}
+      key=${cursor ?? "first"}
       id=${id}
-      item=${item}
-      codes=${codes}
-      form=${
-        reviewing
-          ? html`<${ReviewForm} id=${id} item=${item} codes=${codes} reviewer=${reviewer} onSaved=${onSaved} />`
-          : ""
-      }
+      first=${i === 0}
+      address=${apiPath(`/goals/${encodeURIComponent(id)}/queue`, { all: all ? "true" : undefined, cursor })}
+      reviewing=${reviewing}
+      reviewer=${reviewer}
+      onSaved=${onSaved}
+      onMore=${i === pages.length - 1 ? (next: string) => setCursors([...cursors, next]) : undefined}
     />`,
-  )}${onMore ? html`<${MoreButton} next=${nextCursor} onMore=${onMore} />` : ""}`;
+  )}`;
 }
 
 function savedLine({ item, response }: Saved) {
@@ -238,13 +266,6 @@ export function ReviewQueue({
   const run = useApi<GoalRunResponse>(apiPath(`/goals/${encodeURIComponent(id)}`));
   const [reviewer, setReviewer] = useState(rememberedReviewer);
   const [saved, setSaved] = useState<Saved[]>([]);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const [pagesOf, setPagesOf] = useState(all);
-  if (pagesOf !== all) {
-    // Another filter: follow its pages from the first again.
-    setPagesOf(all);
-    setCursors([]);
-  }
   const reviewing = writable && !bundle;
   const changeReviewer = (name: string) => {
     setReviewer(name);
@@ -254,7 +275,6 @@ export function ReviewQueue({
       // A browser that keeps nothing: the name lasts as long as the page.
     }
   };
-  const pages = [undefined, ...cursors];
   return html`<${Crumbs} id=${id} />
     <h1>Review queue</h1>
     <${Loaded} state=${run}>${(data: GoalRunResponse) =>
@@ -290,17 +310,7 @@ export function ReviewQueue({
         : ""
     }
     <div data-testid="queue">
-      ${pages.map(
-        (cursor, i) => html`<${QueuePage}
-          key=${`${all}:${cursor ?? "first"}`}
-          id=${id}
-          first=${i === 0}
-          address=${apiPath(`/goals/${encodeURIComponent(id)}/queue`, { all: all ? "true" : undefined, cursor })}
-          reviewing=${reviewing}
-          reviewer=${reviewer}
-          onSaved=${(s: Saved) => setSaved((list) => [s, ...list])}
-          onMore=${i === pages.length - 1 ? (next: string) => setCursors([...cursors, next]) : undefined}
-        />`,
-      )}
+      <${QueuePages} key=${String(all)} id=${id} all=${all} reviewing=${reviewing} reviewer=${reviewer}
+        onSaved=${(s: Saved) => setSaved((list) => [s, ...list])} />
     </div>`;
 }

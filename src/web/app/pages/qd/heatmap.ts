@@ -18,7 +18,7 @@ const STOPS: readonly [number, number, number][] = [
 ];
 
 /** The colour of a share 0..1 of the range (clamped). */
-export function colorOf(share: number): string {
+function colorOf(share: number): string {
   const t = Math.min(1, Math.max(0, Number.isFinite(share) ? share : 0)) * (STOPS.length - 1);
   const i = Math.min(Math.floor(t), STOPS.length - 2);
   const from = STOPS[i] as [number, number, number];

@@ -3,10 +3,7 @@ import type { QdRunItem } from "../../../api/qd.js";
 import { html } from "../../html.js";
 import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href } from "../../router.js";
-import { rate, Status, when } from "../../ui.js";
-
-export const statusOf = (run: QdRunItem): string =>
-  run.stopReason ? `${run.status} ${run.stopReason}` : run.status;
+import { rate, Status, statusText, when } from "../../ui.js";
 
 const COLUMNS: PagedColumn<QdRunItem>[] = [
   { label: "run", cell: (run) => html`<a href=${href(`/qd/${run.id}`)}>${run.id}</a>` },
@@ -17,7 +14,7 @@ const COLUMNS: PagedColumn<QdRunItem>[] = [
   },
   { label: "tasks", cell: (run) => run.tasks.join(", ") },
   { label: "variant", cell: (run) => run.variant ?? "" },
-  { label: "status", cell: (run) => html`<${Status} status=${statusOf(run)} />` },
+  { label: "status", cell: (run) => html`<${Status} status=${statusText(run)} />` },
   {
     label: "generations",
     title: "the last stored generation (0: the experts)",

@@ -17,16 +17,15 @@ import { apiPath, isBundle } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
 import { href, type Route, withQuery } from "../../router.js";
-import { ErrorLine, Loaded, Loading, rate, Section, Status } from "../../ui.js";
+import { Card, ErrorLine, Loaded, Loading, rate, Section, Status, statusText } from "../../ui.js";
 import { Curve } from "./curve.js";
 import { ElitePanel } from "./elite.js";
 import { HeatMap, Legend } from "./heatmap.js";
-import { statusOf } from "./list.js";
 
 const runPath = (id: string) => `/qd/${encodeURIComponent(id)}`;
 
 /** The index of the available generation nearest to the one asked for. */
-export function nearestIndex(available: readonly number[], asked: number): number {
+function nearestIndex(available: readonly number[], asked: number): number {
   let best = 0;
   available.forEach((g, i) => {
     if (Math.abs(g - asked) < Math.abs((available[best] as number) - asked)) best = i;
@@ -46,7 +45,7 @@ function shownArchives(geometry: QdGeometry, task: string | undefined): number[]
 export function QdRun({ id, route }: { id: string; route: Route }) {
   const state = useApi<QdRunResponse>(apiPath(runPath(id)));
   return html`<p><a href=${href("/qd")}>← CycleQD runs</a></p>
-    <h1>CycleQD run <code>${id}</code> ${state.data ? html`<${Status} status=${statusOf(state.data.run)} />` : ""}</h1>
+    <h1>CycleQD run <code>${id}</code> ${state.data ? html`<${Status} status=${statusText(state.data.run)} />` : ""}</h1>
     <${Loaded} state=${state}>${(data: QdRunResponse) => html`<${RunBody} data=${data} route=${route} />`}<//>`;
 }
 
@@ -65,7 +64,7 @@ function RunBody({ data, route }: { data: QdRunResponse; route: Route }) {
   ];
   const config = html`<${Section} title="Configuration"><details><summary>as stored</summary><pre data-testid="qd-config">${JSON.stringify(data.config, null, 2)}</pre></details><//>`;
   const head = html`<div class="cards">
-    ${cards.map(([label, value]) => html`<div class="card"><div class="value">${value}</div><div class="label">${label}</div></div>`)}
+    ${cards.map(([label, value]) => html`<${Card} label=${label} value=${value} />`)}
   </div>`;
   if (geometry === null) {
     return html`${head}<${ErrorLine} message=${data.configError ?? "no archive geometry"} />${config}`;

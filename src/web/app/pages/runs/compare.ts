@@ -13,10 +13,7 @@ import { ErrorLine, interval, Loaded, rate, Section, Status, Table } from "../..
 
 type Metric = CompareResponse["metrics"][number];
 
-const signed = (value: number | null | undefined) =>
-  value === null || value === undefined || Number.isNaN(value)
-    ? "n/a"
-    : `${value > 0 ? "+" : ""}${value.toFixed(3)}`;
+const signed = (value: number | null | undefined) => `${(value ?? 0) > 0 ? "+" : ""}${rate(value)}`;
 
 const side = (s: CompareSideTask | null) =>
   s === null

@@ -8,7 +8,7 @@ import type { RunListItem, RunListResponse } from "../../../api/runs.js";
 import { apiPath, isBundle } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
-import { type PagedColumn, PagedTable } from "../../paged.js";
+import { type PagedColumn, PagedTable, routeSorting } from "../../paged.js";
 import { href, navigate, type Route, withQuery } from "../../router.js";
 import { cost, interval, rate, Status, when } from "../../ui.js";
 
@@ -17,8 +17,6 @@ const DEFAULT_SORT = { key: "created", dir: "desc" } as const;
 
 export function RunList({ route }: { route: Route }) {
   const { q, env, agent, status } = route.query;
-  const sort = route.query.sort ?? DEFAULT_SORT.key;
-  const dir = route.query.dir === "asc" || route.query.dir === "desc" ? route.query.dir : "desc";
   const bundle = isBundle();
   // The unfiltered list gives the filter's choices (and is what a bundle holds).
   const choices = useApi<RunListResponse>(apiPath("/runs"));
@@ -26,11 +24,6 @@ export function RunList({ route }: { route: Route }) {
 
   const query = { q, env, agent, status, sort: route.query.sort, dir: route.query.dir };
 
-  const onSort = (key: string) => {
-    const nextDir = key === sort ? (dir === "desc" ? "asc" : "desc") : "desc";
-    const isDefault = key === DEFAULT_SORT.key && nextDir === DEFAULT_SORT.dir;
-    withQuery(route, { sort: isDefault ? undefined : key, dir: isDefault ? undefined : nextDir });
-  };
   const toggle = (id: string) =>
     setPicked((list) =>
       list.includes(id) ? list.filter((x) => x !== id) : [...list, id].slice(-2),
@@ -130,6 +123,6 @@ export function RunList({ route }: { route: Route }) {
     </div>
     <${PagedTable} path="/runs" query=${query} columns=${columns}
       rowKey=${(r: RunListItem) => r.id} testId="runs-table" empty="no run matches these filters"
-      sorting=${bundle ? undefined : { key: sort, dir, onSort }} />
+      sorting=${bundle ? undefined : routeSorting(route, DEFAULT_SORT)} />
   </section>`;
 }

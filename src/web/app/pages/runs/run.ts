@@ -17,7 +17,7 @@ import type {
 import { apiPath, isBundle } from "../../api.js";
 import { html } from "../../html.js";
 import { useApi } from "../../live.js";
-import { type PagedColumn, PagedTable } from "../../paged.js";
+import { type PagedColumn, PagedTable, routeSorting } from "../../paged.js";
 import { href, navigate, type Route, withQuery } from "../../router.js";
 import { cost, interval, Loaded, rate, Section, Status, Table, when } from "../../ui.js";
 
@@ -32,6 +32,9 @@ const FILTERS: readonly { label: string; outcome: string | undefined }[] = [
 ];
 
 const episodeHref = (id: number) => href(`/episodes/${id}`);
+
+/** The episodes' order when the address names none: by task, the first first. */
+const DEFAULT_SORT = { key: "task", dir: "asc" } as const;
 
 export function RunPage({ route, id }: { route: Route; id: string }) {
   const base = `/runs/${encodeURIComponent(id)}`;
@@ -242,18 +245,6 @@ function Episodes({ route, base }: { route: Route; base: string }) {
   const { outcome, task, sort, dir } = route.query;
   const bundle = isBundle();
   const query = { outcome, task, sort, dir };
-  const onSort = (key: string) => {
-    const nextDir =
-      key === (sort ?? "task")
-        ? dir === "desc"
-          ? "asc"
-          : "desc"
-        : key === "task"
-          ? "asc"
-          : "desc";
-    const isDefault = key === "task" && nextDir === "asc";
-    withQuery(route, { sort: isDefault ? undefined : key, dir: isDefault ? undefined : nextDir });
-  };
   return html`<${Section} title="Episodes">
     <div class="toolbar filters" data-testid="episode-filters">
       ${FILTERS.map(
@@ -269,7 +260,7 @@ function Episodes({ route, base }: { route: Route; base: string }) {
     </div>
     <${PagedTable} path=${`${base}/episodes`} query=${query} columns=${EPISODE_COLUMNS}
       rowKey=${(e: EpisodeRow) => e.id} testId="episodes-table" empty="no episode matches this filter"
-      sorting=${bundle ? undefined : { key: sort ?? "task", dir: dir === "desc" ? "desc" : "asc", onSort }} />
+      sorting=${bundle ? undefined : routeSorting(route, DEFAULT_SORT)} />
   <//>`;
 }
 

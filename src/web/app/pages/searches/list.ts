@@ -6,7 +6,7 @@ import type { SearchSummary } from "../../../api/searches.js";
 import { html } from "../../html.js";
 import { type PagedColumn, PagedTable } from "../../paged.js";
 import { href } from "../../router.js";
-import { cost, rate, Status, when } from "../../ui.js";
+import { cost, rate, Status, statusText, when } from "../../ui.js";
 
 const KIND_WORDS: Record<SearchSummary["kind"], string> = {
   simulation: "simulated",
@@ -35,8 +35,7 @@ const COLUMNS: PagedColumn<SearchSummary>[] = [
   },
   {
     label: "status",
-    cell: (search) =>
-      html`<${Status} status=${search.stopReason ? `${search.status} ${search.stopReason}` : search.status} />`,
+    cell: (search) => html`<${Status} status=${statusText(search)} />`,
   },
   {
     label: "agents",

@@ -18,11 +18,11 @@ import { type Column, cost, Loaded, rate, Table } from "../../ui.js";
 
 /** The page's address of a node (and the API's, spelled as the bundle spells it). */
 export const nodeHref = (search: string, node: number) => href(`/searches/${search}`, { node });
-export const nodeApi = (search: string, node: number) =>
+const nodeApi = (search: string, node: number) =>
   apiPath(`/searches/${encodeURIComponent(search)}/nodes/${node}`);
 
 /** A unified diff, each line coloured by what it is. */
-export function Diff({ patch }: { patch: string }) {
+function Diff({ patch }: { patch: string }) {
   const lines = patch.replace(/\n$/, "").split("\n");
   const kind = (line: string) =>
     line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")

@@ -24,7 +24,7 @@ const MARGIN = { top: 24, right: 90, bottom: 24, left: 24 };
 const LABELS_UP_TO = 400;
 
 /** The fill for a mean score: hue from red (0) through yellow to green (1). */
-export function scoreColour(mean: number | null): string {
+function scoreColour(mean: number | null): string {
   if (mean === null) return "#c9cdd6";
   return `hsl(${Math.round(mean * 120)}, 62%, 46%)`;
 }
@@ -33,7 +33,7 @@ function radius(node: TreeNode): number {
   return Math.min(11, 4 + 1.2 * Math.sqrt(node.s + node.f));
 }
 
-export function tooltip(node: TreeNode): string {
+function tooltip(node: TreeNode): string {
   const n = node.s + node.f;
   return [
     `node ${node.id}${node.label ? ` (${node.label})` : ""}${node.chosen ? " — final choice" : ""}`,

@@ -11,12 +11,12 @@ import "uplot/dist/uPlot.min.css";
 import { html } from "../../html.js";
 import { type StageBand, stageMarkers } from "./curves.js";
 
-export interface ChartSeries {
+interface ChartSeries {
   label: string;
   color: string;
 }
 
-export interface MetricChartProps {
+interface MetricChartProps {
   title: string;
   metricKey: string;
   series: readonly ChartSeries[];
@@ -84,7 +84,7 @@ function drawBoundaries(u: uPlot, bands: readonly StageBand[]): void {
 }
 
 /** A number in a few significant digits (KL and gradient norms are tiny or huge). */
-export function shortNumber(value: number | null | undefined, digits = 3): string {
+function shortNumber(value: number | null | undefined, digits = 3): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "–";
   if (value === 0) return "0";
   const size = Math.abs(value);

@@ -20,7 +20,7 @@ import {
 } from "./curves.js";
 
 /** The extra charts chosen in the address (`more=gradNorm,extra:meanTurns`). */
-export function chosenMetrics(route: Route): string[] {
+function chosenMetrics(route: Route): string[] {
   return (route.query.more ?? "").split(",").filter(Boolean);
 }
 

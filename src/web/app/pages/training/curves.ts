@@ -55,7 +55,7 @@ export function metricChoice(key: string): MetricChoice {
 }
 
 /** A metric's values, one per step of the curve (nulls when the run never reported it). */
-export function metricValues(curve: TrainingCurve, key: string): (number | null)[] {
+function metricValues(curve: TrainingCurve, key: string): (number | null)[] {
   if (key.startsWith("extra:")) {
     return curve.extra[key.slice(6)] ?? curve.step.map(() => null);
   }
@@ -133,7 +133,7 @@ export function stageMarkers(bands: readonly StageBand[], steps: readonly number
 }
 
 /** Distinct colours for overlaid runs (the selection's order picks them). */
-export const PALETTE = [
+const PALETTE = [
   "#2b63d9",
   "#d9572b",
   "#1f8a4c",
